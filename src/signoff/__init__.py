@@ -1,0 +1,100 @@
+"""signoff: AI agents propose writes; entitled people confirm exactly them; each runs once."""
+
+from signoff._canonical import args_digest, canonical_json, resource_set_digest
+from signoff._clock import Clock, ManualClock, RandomSource, SystemClock, SystemRandom
+from signoff._directory import RoleDirectory, StaticRoleDirectory
+from signoff._model import (
+    Approval,
+    Decision,
+    DecisionKind,
+    DecisionResult,
+    Execution,
+    ExecutionResult,
+    ExecutionStatus,
+    Principal,
+    Proposal,
+    ProposalStatus,
+    ReasonCode,
+    Receipt,
+)
+from signoff.audit._chain import AuditEvent, ChainReport
+from signoff.catalog._catalog import Catalog
+from signoff.catalog._schema import strict_json_schema
+from signoff.catalog._tool import StrictArgs, WriteTool
+from signoff.catalog._types import (
+    ApprovalPolicy,
+    Clarification,
+    LookupOutcome,
+    NotFoundAtProvider,
+    Pending,
+    Preview,
+    PreviewField,
+    ProviderOutcome,
+    ProviderTimeout,
+    ResourceState,
+    RetryableFailure,
+    Risk,
+    RiskLevel,
+    SideEffect,
+    Succeeded,
+    TerminalFailure,
+)
+from signoff.gate._gate import Gate, verify_audit
+from signoff.gate._reconcile import Reconciled
+from signoff.store import SQLiteStore, Store, open_store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Approval",
+    "ApprovalPolicy",
+    "AuditEvent",
+    "Catalog",
+    "ChainReport",
+    "Clarification",
+    "Clock",
+    "Decision",
+    "DecisionKind",
+    "DecisionResult",
+    "Execution",
+    "ExecutionResult",
+    "ExecutionStatus",
+    "Gate",
+    "LookupOutcome",
+    "ManualClock",
+    "NotFoundAtProvider",
+    "Pending",
+    "Preview",
+    "PreviewField",
+    "Principal",
+    "Proposal",
+    "ProposalStatus",
+    "ProviderOutcome",
+    "ProviderTimeout",
+    "RandomSource",
+    "ReasonCode",
+    "Receipt",
+    "Reconciled",
+    "ResourceState",
+    "RetryableFailure",
+    "Risk",
+    "RiskLevel",
+    "RoleDirectory",
+    "SQLiteStore",
+    "SideEffect",
+    "StaticRoleDirectory",
+    "Store",
+    "StrictArgs",
+    "Succeeded",
+    "SystemClock",
+    "SystemRandom",
+    "TerminalFailure",
+    "WriteTool",
+    "__version__",
+    "args_digest",
+    "canonical_json",
+    "open_store",
+    "resource_set_digest",
+    "strict_json_schema",
+    "verify_audit",
+]

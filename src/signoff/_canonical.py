@@ -1,0 +1,57 @@
+"""RFC 8785 canonical JSON and the digests built on it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import rfc8785
+
+from signoff.exceptions import InvalidArguments
+
+JsonValue = Any
+"""A value made only of dict, list, str, int, bool and None (floats are refused)."""
+
+
+def canonical_json(value: JsonValue) -> bytes:
+    """Return the RFC 8785 (JCS) serialization of ``value``.
+
+    Key order never matters; any change of a value does. Floats are refused
+    outright: signoff never lets a binary fraction stand for money or a count.
+    """
+    _refuse_floats(value)
+    try:
+        return rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        raise InvalidArguments(f"value cannot be canonicalized: {exc}") from exc
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def args_digest(tool: str, tool_version: str, args: Mapping[str, JsonValue]) -> str:
+    """Hex SHA-256 of ``JCS({"tool", "tool_version", "args"})`` (PROTOCOL.md rule 3)."""
+    return sha256_hex(canonical_json({"tool": tool, "tool_version": tool_version, "args": args}))
+
+
+def resource_set_digest(resource_ids: list[str]) -> str:
+    """Hex SHA-256 of the JCS form of the sorted resource ids of a batch."""
+    return sha256_hex(canonical_json(sorted(resource_ids)))
+
+
+def fingerprint(operation: str, fields: Mapping[str, JsonValue]) -> str:
+    """Request fingerprint for idempotency keys: JCS, so no separator trick collides."""
+    return sha256_hex(canonical_json({"operation": operation, "fields": fields}))
+
+
+def _refuse_floats(value: JsonValue) -> None:
+    if isinstance(value, float):
+        raise InvalidArguments("floating-point numbers are not accepted; use integers")
+    if isinstance(value, Mapping):
+        for item in value.values():
+            _refuse_floats(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _refuse_floats(item)

@@ -1,0 +1,190 @@
+"""The protocol's records: who asks, what was proposed, decided and executed."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """An authenticated caller. ``actor`` is the agent acting for ``subject`` (RFC 8693)."""
+
+    subject: str
+    tenant: str
+    roles: frozenset[str] = frozenset()
+    actor: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.subject or not self.tenant:
+            raise ValueError("a principal needs a subject and a tenant")
+
+    @property
+    def is_agent(self) -> bool:
+        return self.actor is not None
+
+    def label(self) -> str:
+        return self.subject if self.actor is None else f"{self.actor} for {self.subject}"
+
+
+class ProposalStatus(enum.StrEnum):
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    DECLINED = "declined"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    CONFIRMED = "confirmed"
+    REVOKED = "revoked"
+    EXECUTING = "executing"
+    SUCCEEDED = "succeeded"
+    FAILED_RETRYABLE = "failed_retryable"
+    FAILED_TERMINAL = "failed_terminal"
+    UNKNOWN = "unknown"
+    NEEDS_ATTENTION = "needs_attention"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL_PROPOSAL
+
+
+_TERMINAL_PROPOSAL = frozenset(
+    {
+        ProposalStatus.DECLINED,
+        ProposalStatus.CANCELLED,
+        ProposalStatus.EXPIRED,
+        ProposalStatus.REVOKED,
+        ProposalStatus.SUCCEEDED,
+        ProposalStatus.FAILED_TERMINAL,
+    }
+)
+
+
+class ExecutionStatus(enum.StrEnum):
+    PREPARED = "prepared"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED_RETRYABLE = "failed_retryable"
+    FAILED_TERMINAL = "failed_terminal"
+    UNKNOWN = "unknown"
+    NEEDS_ATTENTION = "needs_attention"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (ExecutionStatus.SUCCEEDED, ExecutionStatus.FAILED_TERMINAL)
+
+
+class DecisionKind(enum.StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+class ReasonCode(enum.StrEnum):
+    WRONG_AMOUNT = "wrong_amount"
+    WRONG_TARGET = "wrong_target"
+    POLICY = "policy"
+    SUSPICIOUS = "suspicious"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A structured decision; free text is never one."""
+
+    kind: DecisionKind
+    expected_version: int
+    reason_code: ReasonCode | None = None
+    reason: str | None = None
+    retyped: dict[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """One recorded decision on a proposal."""
+
+    approver: str
+    kind: DecisionKind
+    step: str
+    reason_code: str | None
+    reason: str | None
+    decided_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """An immutable snapshot of one requested write, plus its moving status."""
+
+    proposal_id: str
+    action_id: str
+    tenant: str
+    requester_subject: str
+    requester_actor: str | None
+    tool: str
+    tool_version: str
+    arguments: dict[str, Any]
+    args_digest: str
+    resource_id: str
+    state_version: str
+    state: dict[str, Any]
+    risk: dict[str, Any]
+    policy: dict[str, Any]
+    preview: dict[str, Any]
+    rationale: str | None
+    request_key: str
+    status: ProposalStatus
+    version: int
+    created_at: datetime
+    expires_at: datetime
+    approvals: tuple[Approval, ...] = ()
+
+    @property
+    def required_role(self) -> str | None:
+        role = self.policy.get("role")
+        return role if isinstance(role, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """Proof of one execution (PROTOCOL.md rule 10)."""
+
+    execution_id: str
+    proposal_id: str
+    action_id: str
+    request_key: str
+    operation: str
+    status: ExecutionStatus
+    args_digest: str
+    provider_reference: str | None
+    approvers: tuple[str, ...]
+    completed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    execution_id: str
+    proposal_id: str
+    tenant: str
+    token_id: str
+    request_key: str
+    status: ExecutionStatus
+    attempts: int
+    provider_reference: str | None
+    error_code: str | None
+    error_message: str | None
+    created_at: datetime
+    updated_at: datetime
+    lease_until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionResult:
+    proposal: Proposal
+    duplicate: bool
+    confirmation_token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionResult:
+    execution: Execution
+    receipt: Receipt | None
+    duplicate: bool = False

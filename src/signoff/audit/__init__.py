@@ -1,0 +1,1 @@
+"""The tamper-evident, hash-chained audit log."""

@@ -1,0 +1,113 @@
+"""Hash chaining and verification of audit events.
+
+Each tenant has one chain: event ``n`` stores ``prev_hash`` (the hash of event
+``n-1``, or 64 zeros) and ``hash = sha256(JCS(event fields + prev_hash))``.
+Editing a row breaks its hash; deleting or reordering breaks a link or leaves
+a gap; truncating the tail disagrees with the chain head kept per tenant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from signoff._canonical import canonical_json, sha256_hex
+
+GENESIS = "0" * 64
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    tenant: str
+    seq: int
+    at: int
+    kind: str
+    proposal_id: str | None
+    execution_id: str | None
+    actor: str | None
+    data: str
+    prev_hash: str
+    hash: str
+
+    def payload(self) -> dict[str, Any]:
+        return json.loads(self.data)  # type: ignore[no-any-return]
+
+
+def event_hash(
+    *,
+    tenant: str,
+    seq: int,
+    at: int,
+    kind: str,
+    proposal_id: str | None,
+    execution_id: str | None,
+    actor: str | None,
+    data: str,
+    prev_hash: str,
+) -> str:
+    return sha256_hex(
+        canonical_json(
+            {
+                "tenant": tenant,
+                "seq": seq,
+                "at": at,
+                "kind": kind,
+                "proposal_id": proposal_id,
+                "execution_id": execution_id,
+                "actor": actor,
+                "data": data,
+                "prev_hash": prev_hash,
+            }
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    ok: bool
+    events: int
+    tenants: int
+    first_bad: str | None = None
+
+
+def verify_chain(events: Iterable[AuditEvent], heads: dict[str, tuple[int, str]]) -> ChainReport:
+    """Check every tenant's chain; ``events`` ordered by (tenant, seq)."""
+    count = 0
+    last: dict[str, tuple[int, str]] = {}
+    for event in events:
+        count += 1
+        seq, prev = last.get(event.tenant, (0, GENESIS))
+        where = f"tenant {event.tenant!r} event #{event.seq} ({event.kind})"
+        if event.seq != seq + 1:
+            return ChainReport(False, count, len(last), f"{where}: expected #{seq + 1}, gap")
+        if event.prev_hash != prev:
+            return ChainReport(False, count, len(last), f"{where}: link to previous broken")
+        expected = event_hash(
+            tenant=event.tenant,
+            seq=event.seq,
+            at=event.at,
+            kind=event.kind,
+            proposal_id=event.proposal_id,
+            execution_id=event.execution_id,
+            actor=event.actor,
+            data=event.data,
+            prev_hash=event.prev_hash,
+        )
+        if expected != event.hash:
+            return ChainReport(False, count, len(last), f"{where}: content edited")
+        last[event.tenant] = (event.seq, event.hash)
+    for tenant, head in heads.items():
+        if last.get(tenant) != head:
+            have = last.get(tenant, (0, GENESIS))[0]
+            return ChainReport(
+                False,
+                count,
+                len(last),
+                f"tenant {tenant!r}: head is #{head[0]}, chain ends at #{have}",
+            )
+    for tenant in last:
+        if tenant not in heads:
+            return ChainReport(False, count, len(last), f"tenant {tenant!r}: no chain head")
+    return ChainReport(True, count, len(last))

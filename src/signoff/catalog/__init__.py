@@ -1,0 +1,1 @@
+"""Declaring write tools: arguments, policy, preview, provider."""

@@ -1,0 +1,162 @@
+"""Value types a tool returns to the gate."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class SideEffect(enum.StrEnum):
+    """Declared explicitly per tool; never inferred from its name."""
+
+    NONE = "none"
+    REVERSIBLE = "reversible"
+    IRREVERSIBLE = "irreversible"
+    EXTERNAL = "external"
+
+
+class RiskLevel(enum.StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+@dataclass(frozen=True, slots=True)
+class Risk:
+    level: RiskLevel
+    reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level.value, "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalPolicy:
+    """Who may approve; never the agent's choice.
+
+    ``requester_confirms``: the person the agent acts for confirms their own
+    request. ``role``: ``approvals`` distinct holders of the role confirm (after
+    the requester, when both are set). The proposing agent never approves; a
+    role approver is never the requester and, unless allowed, not the
+    beneficiary of the resource. ``retype`` names argument fields the approver
+    must type again; ``in_band`` allows confirmation inside an agent client.
+    """
+
+    role: str | None = None
+    requester_confirms: bool = False
+    approvals: int = 1
+    beneficiary_may_approve: bool = False
+    retype: tuple[str, ...] = ()
+    in_band: bool = False
+    version: str = "1"
+
+    def __post_init__(self) -> None:
+        if self.role is None and not self.requester_confirms:
+            raise ValueError("a policy needs a role, the requester's confirmation, or both")
+        if self.approvals < 1:
+            raise ValueError("approvals must be at least 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "requester_confirms": self.requester_confirms,
+            "approvals": self.approvals,
+            "beneficiary_may_approve": self.beneficiary_may_approve,
+            "retype": list(self.retype),
+            "in_band": self.in_band,
+            "version": self.version,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceState:
+    """What the authorize/read-state step observed about the target."""
+
+    resource_id: str
+    version: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    beneficiary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewField:
+    name: str
+    label: str
+    machine_value: Any
+    display_value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What a person sees before deciding, rendered from the snapshot only."""
+
+    title: str
+    description: str
+    fields: tuple[PreviewField, ...]
+    impact: str
+    reversibility: str
+    external_reach: str = ""
+    facts: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "description": self.description,
+            "fields": [
+                {
+                    "name": f.name,
+                    "label": f.label,
+                    "machine_value": f.machine_value,
+                    "display_value": f.display_value,
+                }
+                for f in self.fields
+            ],
+            "impact": self.impact,
+            "reversibility": self.reversibility,
+            "external_reach": self.external_reach,
+            "facts": list(self.facts),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Clarification:
+    """The normalizer's answer when a value is ambiguous: ask, never guess."""
+
+    question: str
+    field: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Succeeded:
+    reference: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetryableFailure:
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalFailure:
+    message: str
+    code: str = "provider_refused"
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """lookup(): the provider knows the key but has not finished."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotFoundAtProvider:
+    """lookup(): the provider never saw this request key."""
+
+
+ProviderOutcome = Succeeded | RetryableFailure | TerminalFailure
+LookupOutcome = Succeeded | TerminalFailure | Pending | NotFoundAtProvider
+
+
+class ProviderTimeout(Exception):
+    """Raised by an adapter when the answer was lost; the outcome is unknown."""

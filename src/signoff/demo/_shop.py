@@ -1,0 +1,97 @@
+"""The shop's own database: orders that refunds change. It stands for an external system."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from signoff._sqlite_file import SQLiteFile
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS orders (
+        tenant TEXT NOT NULL,
+        order_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        payable BIGINT NOT NULL,
+        refunded BIGINT NOT NULL DEFAULT 0,
+        version BIGINT NOT NULL DEFAULT 1,
+        PRIMARY KEY (tenant, order_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS refunds (
+        request_key TEXT PRIMARY KEY,
+        reference TEXT NOT NULL UNIQUE,
+        tenant TEXT NOT NULL,
+        order_id TEXT NOT NULL,
+        amount_minor BIGINT NOT NULL,
+        currency TEXT NOT NULL,
+        created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+    )""",
+    """CREATE TABLE IF NOT EXISTS provider_faults (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        mode TEXT NOT NULL
+    )""",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    tenant: str
+    order_id: str
+    owner: str
+    currency: str
+    payable: int
+    refunded: int
+    version: int
+
+
+class DemoShop:
+    """Orders and the provider's refund ledger, in one SQLite file of their own."""
+
+    def __init__(self, path: str, *, synchronous: str = "FULL") -> None:
+        self.path = path
+        self.db = SQLiteFile(path, synchronous=synchronous)
+        with self.db.write() as conn:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+
+    def add_order(
+        self, tenant: str, order_id: str, *, owner: str, payable: int, currency: str = "CNY"
+    ) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO orders (tenant, order_id, owner, currency, payable) "
+                "VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
+                (tenant, order_id, owner, currency, payable),
+            )
+
+    def order(self, tenant: str, order_id: str) -> Order | None:
+        with self.db.read() as conn:
+            row = conn.execute(
+                "SELECT tenant, order_id, owner, currency, payable, refunded, version "
+                "FROM orders WHERE tenant = ? AND order_id = ?",
+                (tenant, order_id),
+            ).fetchone()
+        return None if row is None else Order(*row)
+
+    def touch_order(self, tenant: str, order_id: str) -> None:
+        """Change the order outside signoff (a new version), as another system would."""
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE orders SET version = version + 1 WHERE tenant = ? AND order_id = ?",
+                (tenant, order_id),
+            )
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def seed_demo_orders(shop: DemoShop) -> None:
+    """acme: ord_1001…ord_1100, globex: ord_2001…ord_2010; each ¥199.00 paid by u_42."""
+    with shop.db.write() as conn:
+        rows = [("acme", f"ord_{n}", "u_42", "CNY", 19900) for n in range(1001, 1101)]
+        rows += [("globex", f"ord_{n}", "u_77", "CNY", 19900) for n in range(2001, 2011)]
+        conn.executemany(
+            "INSERT INTO orders (tenant, order_id, owner, currency, payable) "
+            "VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
+            rows,
+        )

@@ -1,0 +1,197 @@
+"""Every refusal signoff can answer, as one rooted hierarchy with stable codes.
+
+    SignoffError
+    ├── CatalogError                  tool declared wrongly (a programming error)
+    ├── StoreError                    storage problem
+    │   ├── StoreUnavailable          store unreachable, no outcome known   (503)
+    │   └── SchemaTooNew              database written by a newer signoff
+    └── Refusal                       the protocol said no; nothing changed
+        ├── InvalidRequest            malformed request                      (400)
+        │   ├── InvalidArguments      schema violation, unknown field, bool/float money
+        │   └── UnknownTool
+        ├── NotAuthenticated          identity missing or invalid            (401)
+        ├── Forbidden                                                        (403)
+        │   ├── NotEntitled           approver lacks the role the policy asks
+        │   ├── SeparationOfDuties    agent, requester or beneficiary may not approve
+        │   ├── SubjectMismatch       token presented by another principal
+        │   ├── InvalidToken          token never issued (mistyped or forged)
+        │   └── AudienceMismatch      token meant for another executor
+        ├── NotFound                  no such id in the caller's tenant      (404)
+        ├── Conflict                                                         (409)
+        │   ├── VersionConflict       expected_version is stale
+        │   ├── InvalidState          proposal is not in a state that allows this
+        │   ├── Expired               now >= expires_at (server clock)
+        │   ├── AlreadyConsumed       the token was already used
+        │   ├── Revoked               confirmation or token revoked
+        │   ├── ApproverRevoked       an approver lost their role after approving
+        │   ├── ArgsMismatch          digest, operation or resource differ
+        │   ├── StateChanged          the business state moved since the preview
+        │   ├── ExecutionInProgress   the provider call is running; do not retry
+        │   └── IdempotencyKeyInFlight
+        ├── ClarificationNeeded       arguments ambiguous; ask the person    (422)
+        ├── RetypeMismatch            re-typed key value differs from preview (422)
+        ├── IdempotencyKeyReused      same key, different payload            (422)
+        └── OutcomeUnknown            provider answer lost; look up, never re-run (503)
+
+Each class carries a stable machine ``code``; the HTTP status is a hint for the
+edges, which map refusals in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class SignoffError(Exception):
+    """Root of every error signoff raises on purpose."""
+
+    code: ClassVar[str] = "signoff_error"
+    status: ClassVar[int] = 500
+
+    def __init__(self, message: str, /, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = {k: v for k, v in details.items() if v is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Machine-readable form shared by the HTTP, MCP and OpenAI edges."""
+        return {"code": self.code, "message": self.message, **self.details}
+
+
+class CatalogError(SignoffError):
+    code = "catalog_error"
+
+
+class StoreError(SignoffError):
+    code = "store_error"
+
+
+class StoreUnavailable(StoreError):
+    code = "store_unavailable"
+    status = 503
+
+
+class SchemaTooNew(StoreError):
+    code = "schema_too_new"
+
+
+class Refusal(SignoffError):
+    """The protocol refused; the store and the provider are unchanged."""
+
+    code = "refused"
+    status = 400
+
+
+class InvalidRequest(Refusal):
+    code = "invalid_request"
+    status = 400
+
+
+class InvalidArguments(InvalidRequest):
+    code = "invalid_arguments"
+
+
+class UnknownTool(InvalidRequest):
+    code = "unknown_tool"
+
+
+class NotAuthenticated(Refusal):
+    code = "not_authenticated"
+    status = 401
+
+
+class Forbidden(Refusal):
+    code = "forbidden"
+    status = 403
+
+
+class NotEntitled(Forbidden):
+    code = "not_entitled"
+
+
+class SeparationOfDuties(Forbidden):
+    code = "separation_of_duties"
+
+
+class SubjectMismatch(Forbidden):
+    code = "subject_mismatch"
+
+
+class AudienceMismatch(Forbidden):
+    code = "audience_mismatch"
+
+
+class NotFound(Refusal):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(Refusal):
+    code = "conflict"
+    status = 409
+
+
+class VersionConflict(Conflict):
+    code = "version_conflict"
+
+
+class InvalidState(Conflict):
+    code = "invalid_state"
+
+
+class Expired(Conflict):
+    code = "expired"
+
+
+class AlreadyConsumed(Conflict):
+    code = "already_consumed"
+
+
+class Revoked(Conflict):
+    code = "revoked"
+
+
+class ApproverRevoked(Conflict):
+    code = "approver_revoked"
+
+
+class ArgsMismatch(Conflict):
+    code = "args_mismatch"
+
+
+class StateChanged(Conflict):
+    code = "state_changed"
+
+
+class ExecutionInProgress(Conflict):
+    code = "execution_in_progress"
+
+
+class IdempotencyKeyInFlight(Conflict):
+    code = "idempotency_key_in_flight"
+
+
+class ClarificationNeeded(Refusal):
+    code = "clarification_needed"
+    status = 422
+
+
+class IdempotencyKeyReused(Refusal):
+    code = "idempotency_key_reused"
+    status = 422
+
+
+class OutcomeUnknown(Refusal):
+    code = "unknown"
+    status = 503
+
+
+class RetypeMismatch(Refusal):
+    code = "retype_mismatch"
+    status = 422
+
+
+class InvalidToken(Forbidden):
+    """The token is unknown: never issued, mistyped, or forged."""
+
+    code = "invalid_token"

@@ -1,0 +1,1 @@
+"""The protocol core: propose, decide, execute — and nothing from the edges."""

@@ -1,0 +1,196 @@
+"""One provider attempt with the proposal's stable request key, outside any transaction."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from signoff._clock import from_micros
+from signoff._model import (
+    Execution,
+    ExecutionResult,
+    ExecutionStatus,
+    Proposal,
+    ProposalStatus,
+)
+from signoff.catalog._types import (
+    ProviderOutcome,
+    ProviderTimeout,
+    ResourceState,
+    RetryableFailure,
+    Succeeded,
+    TerminalFailure,
+)
+from signoff.exceptions import ExecutionInProgress, StateChanged
+from signoff.gate._context import GateContext, log
+from signoff.gate._receipts import result_for
+from signoff.store._sql import SqlTransaction
+
+STATE_CHANGED = "state_changed"
+
+_PROPOSAL_STATUS = {
+    ExecutionStatus.SUCCEEDED: ProposalStatus.SUCCEEDED,
+    ExecutionStatus.FAILED_RETRYABLE: ProposalStatus.FAILED_RETRYABLE,
+    ExecutionStatus.FAILED_TERMINAL: ProposalStatus.FAILED_TERMINAL,
+    ExecutionStatus.UNKNOWN: ProposalStatus.UNKNOWN,
+    ExecutionStatus.NEEDS_ATTENTION: ProposalStatus.NEEDS_ATTENTION,
+}
+_OPEN_PROPOSAL = (
+    ProposalStatus.EXECUTING,
+    ProposalStatus.FAILED_RETRYABLE,
+    ProposalStatus.UNKNOWN,
+    ProposalStatus.NEEDS_ATTENTION,
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Unknown:
+    """The provider's answer was lost: it may or may not have acted."""
+
+    message: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NeedsAttention:
+    """Reconciliation cannot settle it alone: a person must look."""
+
+    message: str
+
+
+Outcome = ProviderOutcome | Unknown | NeedsAttention
+
+
+def run_attempt(
+    ctx: GateContext,
+    proposal: Proposal,
+    execution: Execution,
+    args: Any,
+    state: ResourceState,
+    *,
+    from_status: ExecutionStatus = ExecutionStatus.PREPARED,
+) -> ExecutionResult:
+    """Mark the attempt running, call the provider, record what it said."""
+    running = start_attempt(ctx, execution, from_status)
+    tool = ctx.catalog.get(proposal.tool)
+    outcome = call_provider(lambda: tool.execute(args, execution.request_key, state))
+    return finish_attempt(ctx, proposal, running, outcome)
+
+
+def start_attempt(
+    ctx: GateContext, execution: Execution, from_status: ExecutionStatus
+) -> Execution:
+    def start(tx: SqlTransaction) -> Execution:
+        now = ctx.now_micros()
+        lease = now + int(ctx.lease.total_seconds() * 1_000_000)
+        if not tx.transition_execution(
+            execution.execution_id,
+            from_statuses=(from_status,),
+            to=ExecutionStatus.RUNNING,
+            now=now,
+            lease_until=lease,
+            new_attempt=True,
+        ):
+            raise ExecutionInProgress(
+                "another worker is handling this execution", execution_id=execution.execution_id
+            )
+        tx.transition_proposal(
+            execution.proposal_id,
+            from_statuses=_OPEN_PROPOSAL,
+            to=ProposalStatus.EXECUTING,
+            now=now,
+        )
+        tx.append_audit(
+            tenant=execution.tenant,
+            at=now,
+            kind="execution.started",
+            proposal_id=execution.proposal_id,
+            execution_id=execution.execution_id,
+            data={"attempt": execution.attempts + 1, "request_key": execution.request_key},
+        )
+        return dataclasses.replace(
+            execution,
+            status=ExecutionStatus.RUNNING,
+            attempts=execution.attempts + 1,
+            updated_at=from_micros(now),
+            lease_until=from_micros(lease),
+        )
+
+    return ctx.write(start)
+
+
+def call_provider(call: Any) -> Outcome:
+    try:
+        outcome: ProviderOutcome = call()
+    except ProviderTimeout as exc:
+        return Unknown(f"provider timed out: {exc}")
+    except Exception as exc:  # an adapter bug or a lost connection: the outcome is unknown
+        log.warning("provider call raised %s; outcome unknown", type(exc).__name__)
+        return Unknown(f"provider raised {type(exc).__name__}")
+    return outcome
+
+
+def finish_attempt(
+    ctx: GateContext,
+    proposal: Proposal,
+    running: Execution,
+    outcome: Outcome,
+    *,
+    from_statuses: tuple[ExecutionStatus, ...] = (ExecutionStatus.RUNNING,),
+) -> ExecutionResult:
+    status, reference, code, message = _classify(outcome)
+
+    def record(tx: SqlTransaction) -> Execution:
+        now = ctx.now_micros()
+        won = tx.transition_execution(
+            running.execution_id,
+            from_statuses=from_statuses,
+            to=status,
+            now=now,
+            provider_reference=reference,
+            error_code=code,
+            error_message=message,
+        )
+        current = tx.execution(running.tenant, running.execution_id)
+        assert current is not None
+        if not won:
+            return current
+        tx.transition_proposal(
+            running.proposal_id, from_statuses=_OPEN_PROPOSAL, to=_PROPOSAL_STATUS[status], now=now
+        )
+        tx.append_audit(
+            tenant=running.tenant,
+            at=now,
+            kind=f"execution.{status.value}",
+            proposal_id=running.proposal_id,
+            execution_id=running.execution_id,
+            data={
+                "attempt": running.attempts,
+                "request_key": running.request_key,
+                "executed_digest": proposal.args_digest,
+                "provider_reference": reference,
+                "error_code": code,
+            },
+        )
+        return current
+
+    finished = ctx.write(record)
+    log.info("execution %s is %s", finished.execution_id, finished.status.value)
+    if finished.error_code == STATE_CHANGED:
+        raise StateChanged(
+            "the business state changed before the write; nothing was done",
+            proposal_id=proposal.proposal_id,
+            execution_id=finished.execution_id,
+        )
+    return result_for(proposal, finished, duplicate=False)
+
+
+def _classify(outcome: Outcome) -> tuple[ExecutionStatus, str | None, str | None, str | None]:
+    if isinstance(outcome, Succeeded):
+        return ExecutionStatus.SUCCEEDED, outcome.reference, None, None
+    if isinstance(outcome, RetryableFailure):
+        return ExecutionStatus.FAILED_RETRYABLE, None, "provider_retryable", outcome.message
+    if isinstance(outcome, TerminalFailure):
+        return ExecutionStatus.FAILED_TERMINAL, None, outcome.code, outcome.message
+    if isinstance(outcome, NeedsAttention):
+        return ExecutionStatus.NEEDS_ATTENTION, None, "needs_attention", outcome.message
+    return ExecutionStatus.UNKNOWN, None, "outcome_unknown", outcome.message

@@ -1,0 +1,236 @@
+"""decide: one structured, entitled, version-checked decision; then maybe a token."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from signoff._canonical import fingerprint
+from signoff._clock import from_micros, to_micros
+from signoff._model import (
+    Approval,
+    Decision,
+    DecisionKind,
+    DecisionResult,
+    Principal,
+    Proposal,
+    ProposalStatus,
+)
+from signoff.exceptions import (
+    Expired,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    InvalidState,
+    RetypeMismatch,
+    VersionConflict,
+)
+from signoff.gate._context import GateContext, approvers, check_digest, load_proposal, log
+from signoff.gate._policy import approvals_complete, decision_step
+from signoff.gate._tokens import issue_token
+from signoff.store._sql import IdempotencyRecord, SqlTransaction
+
+MAX_KEY_LENGTH = 255
+MAX_REASON = 2000
+
+
+def decide(
+    ctx: GateContext,
+    principal: Principal,
+    proposal_id: str,
+    decision: Decision,
+    *,
+    idempotency_key: str,
+) -> DecisionResult:
+    _validate(decision, idempotency_key)
+    print_ = fingerprint(
+        "decide",
+        {
+            "proposal_id": proposal_id,
+            "decision": decision.kind.value,
+            "expected_version": decision.expected_version,
+            "reason_code": decision.reason_code and decision.reason_code.value,
+            "reason": decision.reason,
+            "retyped": decision.retyped,
+        },
+    )
+
+    def step(tx: SqlTransaction) -> DecisionResult | Expired:
+        record = tx.idempotency(principal.tenant, principal.subject, idempotency_key)
+        if record is not None:
+            return _replay(ctx, tx, principal, record, print_)
+        proposal = load_proposal(tx, principal, proposal_id)
+        now = ctx.now_micros()
+        refusal = _check_open(ctx, tx, proposal, decision, now)
+        if refusal is not None:
+            return refusal
+        return _record(ctx, tx, principal, proposal, decision, now, idempotency_key, print_)
+
+    outcome = ctx.write(step)
+    if isinstance(outcome, Expired):
+        raise outcome
+    return outcome
+
+
+def _validate(decision: Decision, key: str) -> None:
+    if not key or len(key) > MAX_KEY_LENGTH:
+        raise InvalidRequest(f"an idempotency key of 1 to {MAX_KEY_LENGTH} characters is required")
+    if decision.kind is DecisionKind.REJECT and decision.reason_code is None:
+        raise InvalidRequest("a rejection needs a reason_code")
+    if decision.reason is not None and len(decision.reason) > MAX_REASON:
+        raise InvalidRequest(f"reason longer than {MAX_REASON} characters")
+    if isinstance(decision.expected_version, bool) or not isinstance(
+        decision.expected_version, int
+    ):
+        raise InvalidRequest("expected_version must be an integer")
+
+
+def _replay(
+    ctx: GateContext,
+    tx: SqlTransaction,
+    principal: Principal,
+    record: IdempotencyRecord,
+    print_: str,
+) -> DecisionResult:
+    if record.operation != "decide" or record.fingerprint != print_:
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key was used with a different request",
+            proposal_id=record.proposal_id,
+        )
+    assert record.proposal_id is not None
+    proposal = load_proposal(tx, principal, record.proposal_id)
+    token = None if record.token_id is None else ctx.minter.secret(record.token_id)
+    return DecisionResult(proposal=proposal, duplicate=True, confirmation_token=token)
+
+
+def _check_open(
+    ctx: GateContext, tx: SqlTransaction, proposal: Proposal, decision: Decision, now: int
+) -> Expired | None:
+    if proposal.status is not ProposalStatus.AWAITING_CONFIRMATION:
+        last = proposal.approvals[-1] if proposal.approvals else None
+        raise InvalidState(
+            f"the proposal is {proposal.status.value}, not awaiting confirmation",
+            proposal_id=proposal.proposal_id,
+            status=proposal.status.value,
+            decided_by=last and last.approver,
+            decided_at=last and last.decided_at.isoformat(),
+        )
+    if decision.expected_version != proposal.version:
+        raise VersionConflict(
+            "the proposal changed since you saw it",
+            proposal_id=proposal.proposal_id,
+            current_version=proposal.version,
+        )
+    if now >= to_micros(proposal.expires_at):
+        expire(tx, proposal, now)
+        return Expired("the proposal expired", proposal_id=proposal.proposal_id)
+    check_digest(proposal)
+    return None
+
+
+def expire(tx: SqlTransaction, proposal: Proposal, now: int) -> bool:
+    won = tx.transition_proposal(
+        proposal.proposal_id,
+        from_statuses=(ProposalStatus.AWAITING_CONFIRMATION, ProposalStatus.CONFIRMED),
+        to=ProposalStatus.EXPIRED,
+        now=now,
+    )
+    if won:
+        tx.append_audit(
+            tenant=proposal.tenant,
+            at=now,
+            kind="proposal.expired",
+            proposal_id=proposal.proposal_id,
+            data={"expires_at": to_micros(proposal.expires_at)},
+        )
+    return won
+
+
+def _record(
+    ctx: GateContext,
+    tx: SqlTransaction,
+    principal: Principal,
+    proposal: Proposal,
+    decision: Decision,
+    now: int,
+    key: str,
+    print_: str,
+) -> DecisionResult:
+    step = decision_step(proposal, principal, decision.kind, ctx.directory)
+    if decision.kind is DecisionKind.APPROVE:
+        _check_retyped(proposal, decision)
+    approval = Approval(
+        approver=principal.subject,
+        kind=decision.kind,
+        step=step,
+        reason_code=decision.reason_code and decision.reason_code.value,
+        reason=decision.reason,
+        decided_at=from_micros(now),
+    )
+    decided = dataclasses.replace(proposal, approvals=(*proposal.approvals, approval))
+    if decision.kind is DecisionKind.REJECT:
+        target = ProposalStatus.DECLINED
+    elif approvals_complete(decided):
+        target = ProposalStatus.CONFIRMED
+    else:
+        target = ProposalStatus.AWAITING_CONFIRMATION
+    if not tx.transition_proposal(
+        proposal.proposal_id,
+        from_statuses=(ProposalStatus.AWAITING_CONFIRMATION,),
+        to=target,
+        now=now,
+        expected_version=decision.expected_version,
+    ):
+        raise VersionConflict("another decision won the race", proposal_id=proposal.proposal_id)
+    tx.insert_decision(proposal.proposal_id, approval)
+    tx.append_audit(
+        tenant=proposal.tenant,
+        at=now,
+        kind=f"decision.{'approved' if decision.kind is DecisionKind.APPROVE else 'rejected'}",
+        proposal_id=proposal.proposal_id,
+        actor=principal.subject,
+        data=_decision_data(proposal, approval, target),
+    )
+    token_id = None
+    decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
+    if target is ProposalStatus.CONFIRMED:
+        token_id = issue_token(ctx, tx, decided, now)
+    tx.insert_idempotency(
+        principal.tenant,
+        principal.subject,
+        key,
+        IdempotencyRecord("decide", print_, "done", proposal.proposal_id, None, token_id),
+        now,
+    )
+    log.info("proposal %s %s by a decision", proposal.proposal_id, target.value)
+    token = None if token_id is None else ctx.minter.secret(token_id)
+    return DecisionResult(proposal=decided, duplicate=False, confirmation_token=token)
+
+
+def _decision_data(
+    proposal: Proposal, approval: Approval, target: ProposalStatus
+) -> dict[str, Any]:
+    return {
+        "step": approval.step,
+        "reason_code": approval.reason_code,
+        "args_digest": proposal.args_digest,
+        "status": target.value,
+        "approvers": list(approvers(proposal))
+        + ([approval.approver] if approval.kind is DecisionKind.APPROVE else []),
+    }
+
+
+def _check_retyped(proposal: Proposal, decision: Decision) -> None:
+    fields = proposal.policy.get("retype") or []
+    typed = decision.retyped or {}
+    shown = {f["name"]: f for f in proposal.preview.get("fields", [])}
+    for name in fields:
+        entry = typed.get(name)
+        accepted = {str(proposal.arguments.get(name))}
+        if name in shown:
+            accepted.add(str(shown[name]["display_value"]))
+        if entry is None or entry.strip() not in accepted:
+            raise RetypeMismatch(
+                f"re-type the value of {name!r} exactly as shown to approve",
+                proposal_id=proposal.proposal_id,
+                field=name,
+            )

@@ -1,0 +1,233 @@
+"""execute: verify every binding, consume the token once, call the provider once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from signoff._canonical import fingerprint
+from signoff._clock import from_micros
+from signoff._model import (
+    Execution,
+    ExecutionResult,
+    ExecutionStatus,
+    Principal,
+    Proposal,
+    ProposalStatus,
+)
+from signoff._tokens import token_hash
+from signoff.catalog._types import ResourceState
+from signoff.exceptions import (
+    AlreadyConsumed,
+    ApproverRevoked,
+    ArgsMismatch,
+    AudienceMismatch,
+    Expired,
+    IdempotencyKeyInFlight,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    InvalidState,
+    InvalidToken,
+    Revoked,
+    StateChanged,
+    SubjectMismatch,
+)
+from signoff.gate._attempt import run_attempt
+from signoff.gate._context import GateContext, check_digest, load_proposal, log
+from signoff.gate._policy import approvers_who_lost_role
+from signoff.gate._receipts import result_for
+from signoff.store._sql import IdempotencyRecord, SqlTransaction, TokenRecord
+
+MAX_KEY_LENGTH = 255
+MAX_TOKEN_LENGTH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    proposal: Proposal
+    token: TokenRecord
+
+
+def execute(
+    ctx: GateContext,
+    principal: Principal,
+    proposal_id: str,
+    token: str,
+    *,
+    idempotency_key: str | None = None,
+) -> ExecutionResult:
+    if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH:
+        raise InvalidRequest("a confirmation token is required")
+    if idempotency_key is not None and not 0 < len(idempotency_key) <= MAX_KEY_LENGTH:
+        raise InvalidRequest(f"an idempotency key has 1 to {MAX_KEY_LENGTH} characters")
+    hashed = token_hash(token)
+    print_ = fingerprint("execute", {"proposal_id": proposal_id, "token_hash": hashed})
+    with ctx.store.read() as tx:
+        if idempotency_key is not None:
+            replay = _replay(ctx, tx, principal, idempotency_key, print_)
+            if replay is not None:
+                return replay
+        verified = _verify(ctx, tx, principal, proposal_id, hashed, ctx.now_micros())
+    # Re-read the business state outside any transaction: refuse before consuming.
+    tool = ctx.catalog.get(verified.proposal.tool)
+    args = tool.load(verified.proposal.arguments)
+    state = tool.read_state(args, principal)
+    _check_state(verified.proposal, state)
+
+    def consume(tx: SqlTransaction) -> Execution | ExecutionResult:
+        now = ctx.now_micros()
+        if idempotency_key is not None:
+            replay = _replay(ctx, tx, principal, idempotency_key, print_)
+            if replay is not None:
+                return replay
+        v = _verify(ctx, tx, principal, proposal_id, hashed, now)
+        return _consume(ctx, tx, principal, v, now, idempotency_key, print_)
+
+    consumed = ctx.write(consume)
+    if isinstance(consumed, ExecutionResult):
+        return consumed
+    return run_attempt(ctx, verified.proposal, consumed, args, state)
+
+
+def _replay(
+    ctx: GateContext, tx: SqlTransaction, principal: Principal, key: str, print_: str
+) -> ExecutionResult | None:
+    record = tx.idempotency(principal.tenant, principal.subject, key)
+    if record is None:
+        return None
+    if record.operation != "execute" or record.fingerprint != print_:
+        raise IdempotencyKeyReused("this Idempotency-Key was used with a different request")
+    assert record.execution_id is not None
+    execution = tx.execution(principal.tenant, record.execution_id)
+    assert execution is not None
+    if execution.status in (ExecutionStatus.PREPARED, ExecutionStatus.RUNNING):
+        raise IdempotencyKeyInFlight(
+            "the first request with this Idempotency-Key is still running",
+            execution_id=execution.execution_id,
+        )
+    proposal = load_proposal(tx, principal, execution.proposal_id)
+    return result_for(proposal, execution, duplicate=True)
+
+
+def _verify(
+    ctx: GateContext,
+    tx: SqlTransaction,
+    principal: Principal,
+    proposal_id: str,
+    hashed: str,
+    now: int,
+) -> _Verified:
+    proposal = load_proposal(tx, principal, proposal_id)
+    token = tx.token_by_hash(hashed)
+    if token is None or token.tenant != principal.tenant:
+        raise InvalidToken("this confirmation token was never issued", proposal_id=proposal_id)
+    if token.proposal_id != proposal.proposal_id:
+        raise ArgsMismatch("the token confirms a different proposal", proposal_id=proposal_id)
+    if (token.subject, token.actor) != (principal.subject, principal.actor):
+        raise SubjectMismatch(
+            "only the principal that requested this operation may present its token",
+            proposal_id=proposal_id,
+        )
+    if token.audience != ctx.audience:
+        raise AudienceMismatch("the token is meant for another executor", proposal_id=proposal_id)
+    if token.operation != proposal.tool or token.resource_id != proposal.resource_id:
+        raise ArgsMismatch("the token confirms another operation", proposal_id=proposal_id)
+    check_digest(proposal, against=token.args_digest)
+    _check_token_state(tx, proposal, token, now)
+    lost = approvers_who_lost_role(proposal, ctx.directory)
+    if lost:
+        raise ApproverRevoked(
+            "an approver no longer holds the required role", proposal_id=proposal_id, approvers=lost
+        )
+    return _Verified(proposal, token)
+
+
+def _check_token_state(
+    tx: SqlTransaction, proposal: Proposal, token: TokenRecord, now: int
+) -> None:
+    pid = proposal.proposal_id
+    if token.status == "consumed":
+        existing = tx.execution_for_proposal(pid)
+        raise AlreadyConsumed(
+            "this confirmation token was already used",
+            proposal_id=pid,
+            execution_id=existing and existing.execution_id,
+        )
+    if token.status == "revoked" or proposal.status is ProposalStatus.REVOKED:
+        raise Revoked("this confirmation was revoked", proposal_id=pid)
+    if now >= token.expires_at or proposal.status is ProposalStatus.EXPIRED:
+        raise Expired("this confirmation expired; ask for a new proposal", proposal_id=pid)
+    if proposal.status is not ProposalStatus.CONFIRMED:
+        raise InvalidState(
+            f"the proposal is {proposal.status.value}",
+            proposal_id=pid,
+            status=proposal.status.value,
+        )
+
+
+def _check_state(proposal: Proposal, state: ResourceState) -> None:
+    if state.resource_id != proposal.resource_id:
+        raise ArgsMismatch("the target resource changed", proposal_id=proposal.proposal_id)
+    if state.version != proposal.state_version:
+        raise StateChanged(
+            "the business state changed since the preview; make a new proposal",
+            proposal_id=proposal.proposal_id,
+            previewed_version=proposal.state_version,
+            current_version=state.version,
+        )
+
+
+def _consume(
+    ctx: GateContext,
+    tx: SqlTransaction,
+    principal: Principal,
+    v: _Verified,
+    now: int,
+    key: str | None,
+    print_: str,
+) -> Execution:
+    pid = v.proposal.proposal_id
+    if not tx.consume_token(v.token.token_id, now):
+        raise AlreadyConsumed("this confirmation token was already used", proposal_id=pid)
+    if not tx.transition_proposal(
+        pid, from_statuses=(ProposalStatus.CONFIRMED,), to=ProposalStatus.EXECUTING, now=now
+    ):
+        raise InvalidState("the proposal left the confirmed state", proposal_id=pid)
+    moment = from_micros(now)
+    execution = Execution(
+        execution_id=ctx.minter.new_id("exe_"),
+        proposal_id=pid,
+        tenant=v.proposal.tenant,
+        token_id=v.token.token_id,
+        request_key=v.proposal.request_key,
+        status=ExecutionStatus.PREPARED,
+        attempts=0,
+        provider_reference=None,
+        error_code=None,
+        error_message=None,
+        created_at=moment,
+        updated_at=moment,
+    )
+    tx.insert_execution(execution)
+    if key is not None:
+        tx.insert_idempotency(
+            principal.tenant,
+            principal.subject,
+            key,
+            IdempotencyRecord("execute", print_, "done", pid, execution.execution_id, None),
+            now,
+        )
+    tx.append_audit(
+        tenant=v.proposal.tenant,
+        at=now,
+        kind="token.consumed",
+        proposal_id=pid,
+        execution_id=execution.execution_id,
+        actor=principal.label(),
+        data={
+            "token_id": v.token.token_id,
+            "args_digest": v.token.args_digest,
+            "request_key": execution.request_key,
+        },
+    )
+    log.info("token for %s consumed by execution %s", pid, execution.execution_id)
+    return execution

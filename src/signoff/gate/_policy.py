@@ -1,0 +1,89 @@
+"""Who may decide a proposal: the tool's policy, never the agent's choice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from signoff._directory import RoleDirectory
+from signoff._model import DecisionKind, Principal, Proposal
+from signoff.exceptions import NotEntitled, SeparationOfDuties
+
+REQUESTER_STEP = "requester"
+
+
+def role_step(role: str) -> str:
+    return f"role:{role}"
+
+
+def decision_step(
+    proposal: Proposal,
+    principal: Principal,
+    kind: DecisionKind,
+    directory: RoleDirectory | None,
+) -> str:
+    """The approval step ``principal`` may take now, or a typed refusal."""
+    policy = proposal.policy
+    if principal.is_agent or principal.subject == proposal.requester_actor:
+        raise SeparationOfDuties("an agent can never decide; a person must", actor=principal.actor)
+    if any(a.approver == principal.subject for a in proposal.approvals):
+        raise SeparationOfDuties("you already decided on this proposal; N approvals need N people")
+    requester_pending = policy["requester_confirms"] and not any(
+        a.step == REQUESTER_STEP for a in proposal.approvals
+    )
+    if requester_pending and principal.subject == proposal.requester_subject:
+        return REQUESTER_STEP
+    role = policy["role"]
+    if role is None:
+        raise NotEntitled("only the person this request is for may confirm it")
+    _check_role_holder(proposal, principal, role, policy, directory)
+    if requester_pending and kind is DecisionKind.APPROVE:
+        raise NotEntitled("the requester must confirm before role holders approve")
+    return role_step(role)
+
+
+def _check_role_holder(
+    proposal: Proposal,
+    principal: Principal,
+    role: str,
+    policy: dict[str, Any],
+    directory: RoleDirectory | None,
+) -> None:
+    if principal.subject == proposal.requester_subject:
+        raise SeparationOfDuties("the requester cannot approve their own request as a role holder")
+    beneficiary = proposal.state.get("beneficiary")
+    if not policy["beneficiary_may_approve"] and principal.subject == beneficiary:
+        raise SeparationOfDuties("the beneficiary may not approve this operation")
+    if not holds_role(principal, role, directory):
+        raise NotEntitled(f"approving needs the role {role!r}", required_role=role)
+
+
+def holds_role(principal: Principal, role: str, directory: RoleDirectory | None) -> bool:
+    if role not in principal.roles:
+        return False
+    return directory is None or directory.holds_role(principal.tenant, principal.subject, role)
+
+
+def approvals_complete(proposal: Proposal) -> bool:
+    policy = proposal.policy
+    approved = [a for a in proposal.approvals if a.kind is DecisionKind.APPROVE]
+    if policy["requester_confirms"] and not any(a.step == REQUESTER_STEP for a in approved):
+        return False
+    role = policy["role"]
+    if role is None:
+        return True
+    holders = {a.approver for a in approved if a.step == role_step(role)}
+    return len(holders) >= int(policy["approvals"])
+
+
+def approvers_who_lost_role(proposal: Proposal, directory: RoleDirectory | None) -> list[str]:
+    """Role approvers who have lost their role since approving (empty when all hold it)."""
+    role = proposal.policy["role"]
+    if directory is None or role is None:
+        return []
+    return [
+        a.approver
+        for a in proposal.approvals
+        if a.kind is DecisionKind.APPROVE
+        and a.step == role_step(role)
+        and not directory.holds_role(proposal.tenant, a.approver, role)
+    ]

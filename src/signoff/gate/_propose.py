@@ -1,0 +1,93 @@
+"""propose: raw model arguments become a frozen, previewable snapshot."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from signoff._canonical import args_digest
+from signoff._clock import to_micros
+from signoff._model import Principal, Proposal, ProposalStatus
+from signoff.catalog._types import Clarification
+from signoff.exceptions import ClarificationNeeded, InvalidRequest
+from signoff.gate._context import GateContext, log
+from signoff.store._sql import SqlTransaction
+
+MAX_RATIONALE = 4000
+
+
+def propose(
+    ctx: GateContext,
+    principal: Principal,
+    tool_name: str,
+    raw_args: Mapping[str, Any] | str | bytes,
+    *,
+    rationale: str | None = None,
+) -> Proposal:
+    tool = ctx.catalog.get(tool_name)
+    if rationale is not None and len(rationale) > MAX_RATIONALE:
+        raise InvalidRequest(f"rationale longer than {MAX_RATIONALE} characters")
+    normalized = tool.normalize(tool.parse(raw_args), principal)
+    if isinstance(normalized, Clarification):
+        raise ClarificationNeeded(normalized.question, tool=tool.name, field=normalized.field)
+    state = tool.read_state(normalized, principal)
+    preview = tool.preview(normalized, state)
+    risk = tool.risk(normalized, state)
+    policy = tool.policy(normalized, state, risk)
+    arguments = tool.canonical(normalized)
+    now = ctx.clock.now()
+    action_id = ctx.minter.new_id("act_")
+    proposal = Proposal(
+        proposal_id=ctx.minter.new_id("prop_"),
+        action_id=action_id,
+        tenant=principal.tenant,
+        requester_subject=principal.subject,
+        requester_actor=principal.actor,
+        tool=tool.name,
+        tool_version=tool.version,
+        arguments=arguments,
+        args_digest=args_digest(tool.name, tool.version, arguments),
+        resource_id=state.resource_id,
+        state_version=state.version,
+        state={"summary": state.summary, "beneficiary": state.beneficiary},
+        risk=risk.to_dict(),
+        policy=policy.to_dict(),
+        preview=preview.to_dict(),
+        rationale=rationale,
+        request_key=f"{tool.name}:{principal.tenant}:{state.resource_id}:{action_id}",
+        status=ProposalStatus.AWAITING_CONFIRMATION,
+        version=1,
+        created_at=now,
+        expires_at=now + tool.ttl,
+    )
+
+    def insert(tx: SqlTransaction) -> None:
+        tx.insert_proposal(proposal)
+        tx.append_audit(
+            tenant=proposal.tenant,
+            at=to_micros(now),
+            kind="proposal.created",
+            proposal_id=proposal.proposal_id,
+            actor=principal.label(),
+            data={
+                "tool": proposal.tool,
+                "tool_version": proposal.tool_version,
+                "args_digest": proposal.args_digest,
+                "resource_id": proposal.resource_id,
+                "state_version": proposal.state_version,
+                "risk": proposal.risk["level"],
+                "policy": proposal.policy,
+                "preview_digest": _digest_of(proposal.preview),
+                "expires_at": to_micros(proposal.expires_at),
+            },
+        )
+
+    ctx.write(insert)
+    log.info("proposal %s created for %s", proposal.proposal_id, proposal.tool)
+    return proposal
+
+
+def _digest_of(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,113 @@
+"""One migration source for every backend: portable DDL, applied in order."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE proposals (
+            proposal_id TEXT PRIMARY KEY,
+            action_id TEXT NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            requester_subject TEXT NOT NULL,
+            requester_actor TEXT,
+            tool TEXT NOT NULL,
+            tool_version TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            args_digest TEXT NOT NULL,
+            resource_id TEXT NOT NULL,
+            state_version TEXT NOT NULL,
+            state TEXT NOT NULL,
+            risk TEXT NOT NULL,
+            policy TEXT NOT NULL,
+            preview TEXT NOT NULL,
+            rationale TEXT,
+            request_key TEXT NOT NULL UNIQUE,
+            status TEXT NOT NULL,
+            version BIGINT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL
+        )""",
+        "CREATE INDEX proposals_by_tenant ON proposals (tenant, status, created_at)",
+        "CREATE INDEX proposals_by_expiry ON proposals (status, expires_at)",
+        """CREATE TABLE decisions (
+            proposal_id TEXT NOT NULL REFERENCES proposals (proposal_id),
+            approver TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            step TEXT NOT NULL,
+            reason_code TEXT,
+            reason TEXT,
+            decided_at BIGINT NOT NULL,
+            PRIMARY KEY (proposal_id, approver)
+        )""",
+        """CREATE TABLE tokens (
+            token_id TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL UNIQUE,
+            proposal_id TEXT NOT NULL UNIQUE REFERENCES proposals (proposal_id),
+            tenant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            actor TEXT,
+            audience TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            resource_id TEXT NOT NULL,
+            args_digest TEXT NOT NULL,
+            policy_version TEXT NOT NULL,
+            request_key TEXT NOT NULL,
+            issued_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            status TEXT NOT NULL,
+            consumed_at BIGINT
+        )""",
+        """CREATE TABLE executions (
+            execution_id TEXT PRIMARY KEY,
+            proposal_id TEXT NOT NULL UNIQUE REFERENCES proposals (proposal_id),
+            tenant TEXT NOT NULL,
+            token_id TEXT NOT NULL UNIQUE REFERENCES tokens (token_id),
+            request_key TEXT NOT NULL UNIQUE,
+            status TEXT NOT NULL,
+            attempts BIGINT NOT NULL,
+            provider_reference TEXT,
+            error_code TEXT,
+            error_message TEXT,
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            lease_until BIGINT,
+            completed_at BIGINT
+        )""",
+        "CREATE INDEX executions_by_status ON executions (status, lease_until)",
+        """CREATE TABLE idempotency_keys (
+            tenant TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            idem_key TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            state TEXT NOT NULL,
+            proposal_id TEXT,
+            execution_id TEXT,
+            token_id TEXT,
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (tenant, actor, idem_key)
+        )""",
+        """CREATE TABLE audit_events (
+            tenant TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            at BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            proposal_id TEXT,
+            execution_id TEXT,
+            actor TEXT,
+            data TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            PRIMARY KEY (tenant, seq)
+        )""",
+        "CREATE INDEX audit_by_proposal ON audit_events (proposal_id)",
+        """CREATE TABLE audit_heads (
+            tenant TEXT PRIMARY KEY,
+            seq BIGINT NOT NULL,
+            hash TEXT NOT NULL
+        )""",
+    ),
+}

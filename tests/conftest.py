@@ -1,0 +1,100 @@
+"""Shared fixtures: a gate over a SQLite file and the demo shop, with an injected clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from signoff import (
+    Decision,
+    DecisionKind,
+    Gate,
+    ManualClock,
+    Principal,
+    Proposal,
+    ReasonCode,
+    SQLiteStore,
+    StaticRoleDirectory,
+)
+from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
+
+TOKEN_KEY = b"k" * 32
+AGENT = Principal("u_42", "acme", actor="agent:support-bot")
+APPROVER = Principal("alice", "acme", roles=frozenset({"refund_approver"}))
+APPROVER_2 = Principal("bob", "acme", roles=frozenset({"refund_approver"}))
+NO_ROLE = Principal("carol", "acme")
+OTHER_TENANT = Principal("gina", "globex", roles=frozenset({"refund_approver"}))
+REFUND = {"order_id": "ord_1001", "amount_minor": 19900, "currency": "CNY", "reason": "damaged"}
+
+
+@dataclass
+class World:
+    """Everything a test needs to drive the protocol and check the side effects."""
+
+    gate: Gate
+    store: SQLiteStore
+    shop: DemoShop
+    provider: RefundProvider
+    clock: ManualClock
+    directory: StaticRoleDirectory
+    path: Path
+
+    def propose(self, **changes: object) -> Proposal:
+        return self.gate.propose(AGENT, "refund_order", {**REFUND, **changes})
+
+    def approve(self, proposal: Proposal, *, by: Principal = APPROVER, key: str = "k1") -> str:
+        result = self.gate.decide(
+            by,
+            proposal.proposal_id,
+            Decision(DecisionKind.APPROVE, proposal.version),
+            idempotency_key=key,
+        )
+        assert result.confirmation_token is not None
+        return result.confirmation_token
+
+    def reject(self, proposal: Proposal, *, by: Principal = APPROVER, key: str = "r1") -> Proposal:
+        return self.gate.decide(
+            by,
+            proposal.proposal_id,
+            Decision(DecisionKind.REJECT, proposal.version, ReasonCode.WRONG_AMOUNT, "too much"),
+            idempotency_key=key,
+        ).proposal
+
+    def ledger_amounts(self, tenant: str = "acme") -> list[tuple[str, int]]:
+        return [(e.order_id, e.amount_minor) for e in self.provider.ledger(tenant)]
+
+    def refunded(self, order_id: str = "ord_1001", tenant: str = "acme") -> int:
+        order = self.shop.order(tenant, order_id)
+        assert order is not None
+        return order.refunded
+
+
+def make_world(path: Path) -> World:
+    store = SQLiteStore(path / "signoff.db")
+    store.migrate()
+    shop = DemoShop(str(path / "shop.db"))
+    seed_demo_orders(shop)
+    provider = RefundProvider(shop)
+    clock = ManualClock()
+    directory = StaticRoleDirectory(
+        [
+            ("acme", "alice", "refund_approver"),
+            ("acme", "bob", "refund_approver"),
+            ("globex", "gina", "refund_approver"),
+        ]
+    )
+    gate = Gate(
+        demo_catalog(shop, provider), store, token_key=TOKEN_KEY, clock=clock, directory=directory
+    )
+    return World(gate, store, shop, provider, clock, directory, path)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    w = make_world(tmp_path)
+    yield w
+    w.store.close()
+    w.shop.close()
