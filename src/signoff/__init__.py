@@ -40,6 +40,7 @@ from signoff.catalog._types import (
     TerminalFailure,
 )
 from signoff.gate._gate import Gate, verify_audit
+from signoff.gate._hooks import ExecutionHooks, HookPoint
 from signoff.gate._reconcile import Reconciled
 from signoff.store import SQLiteStore, Store, open_store
 
@@ -57,9 +58,11 @@ __all__ = [
     "DecisionKind",
     "DecisionResult",
     "Execution",
+    "ExecutionHooks",
     "ExecutionResult",
     "ExecutionStatus",
     "Gate",
+    "HookPoint",
     "LookupOutcome",
     "ManualClock",
     "NotFoundAtProvider",

@@ -23,6 +23,7 @@ from signoff.catalog._types import (
 )
 from signoff.exceptions import ExecutionInProgress, StateChanged
 from signoff.gate._context import GateContext, log
+from signoff.gate._hooks import HookPoint
 from signoff.gate._receipts import result_for
 from signoff.store._sql import SqlTransaction
 
@@ -71,8 +72,11 @@ def run_attempt(
 ) -> ExecutionResult:
     """Mark the attempt running, call the provider, record what it said."""
     running = start_attempt(ctx, execution, from_status)
+    ctx.hooks(HookPoint.BEFORE_PROVIDER_CALL, running)
     tool = ctx.catalog.get(proposal.tool)
     outcome = call_provider(lambda: tool.execute(args, execution.request_key, state))
+    if isinstance(outcome, Succeeded):
+        ctx.hooks(HookPoint.AFTER_PROVIDER_SUCCESS, running)
     return finish_attempt(ctx, proposal, running, outcome)
 
 
@@ -174,6 +178,7 @@ def finish_attempt(
         return current
 
     finished = ctx.write(record)
+    ctx.hooks(HookPoint.AFTER_RECORD, finished)
     log.info("execution %s is %s", finished.execution_id, finished.status.value)
     if finished.error_code == STATE_CHANGED:
         raise StateChanged(

@@ -15,6 +15,7 @@ from signoff._model import DecisionKind, Principal, Proposal
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import ArgsMismatch, NotFound
+from signoff.gate._hooks import ExecutionHooks
 from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
 
@@ -32,6 +33,7 @@ class GateContext:
     directory: RoleDirectory | None
     audience: str
     lease: timedelta
+    hooks: ExecutionHooks
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())

@@ -33,6 +33,7 @@ from signoff.exceptions import (
 )
 from signoff.gate._attempt import run_attempt
 from signoff.gate._context import GateContext, check_digest, load_proposal, log
+from signoff.gate._hooks import HookPoint
 from signoff.gate._policy import approvers_who_lost_role
 from signoff.gate._receipts import result_for
 from signoff.store._sql import IdempotencyRecord, SqlTransaction, TokenRecord
@@ -85,6 +86,7 @@ def execute(
     consumed = ctx.write(consume)
     if isinstance(consumed, ExecutionResult):
         return consumed
+    ctx.hooks(HookPoint.AFTER_CONSUME, consumed)
     return run_attempt(ctx, verified.proposal, consumed, args, state)
 
 

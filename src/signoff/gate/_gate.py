@@ -25,6 +25,7 @@ from signoff.catalog._catalog import Catalog
 from signoff.exceptions import InvalidState, NotFound, SubjectMismatch
 from signoff.gate import _decide, _execute, _lifecycle, _propose, _reconcile
 from signoff.gate._context import GateContext, load_proposal
+from signoff.gate._hooks import ExecutionHooks, no_hooks
 from signoff.gate._receipts import receipt_for
 from signoff.gate._reconcile import Reconciled
 from signoff.store._base import Store
@@ -49,6 +50,7 @@ class Gate:
         random: RandomSource | None = None,
         directory: RoleDirectory | None = None,
         lease: timedelta = timedelta(minutes=5),
+        hooks: ExecutionHooks | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
@@ -60,6 +62,7 @@ class Gate:
             directory=directory,
             audience=audience,
             lease=lease,
+            hooks=hooks or no_hooks,
         )
 
     @property
