@@ -9,7 +9,6 @@ processes can arrange them too.
 from __future__ import annotations
 
 import enum
-import sqlite3
 import uuid
 from dataclasses import dataclass
 
@@ -21,7 +20,16 @@ from signoff.catalog._types import (
     Succeeded,
     TerminalFailure,
 )
+from signoff.demo._db import ShopConnection
 from signoff.demo._shop import DemoShop
+
+# The business write: checks the version the person saw, and never over-refunds.
+# ``signoff bench`` times this same statement alone, one per commit, as the bare write.
+REFUND_UPDATE = (
+    "UPDATE orders SET refunded = refunded + ?, version = version + 1 "
+    "WHERE tenant = ? AND order_id = ? AND version = ? AND currency = ? "
+    "AND refunded + ? <= payable"
+)
 
 
 class FaultMode(enum.StrEnum):
@@ -103,16 +111,18 @@ class RefundProvider:
         return [LedgerEntry(*row) for row in rows]
 
 
-def _pop_fault(conn: sqlite3.Connection) -> FaultMode | None:
-    row = conn.execute("SELECT seq, mode FROM provider_faults ORDER BY seq LIMIT 1").fetchone()
-    if row is None:
-        return None
-    conn.execute("DELETE FROM provider_faults WHERE seq = ?", (row[0],))
-    return FaultMode(row[1])
+def _pop_fault(conn: ShopConnection) -> FaultMode | None:
+    while True:
+        row = conn.execute("SELECT seq, mode FROM provider_faults ORDER BY seq LIMIT 1").fetchone()
+        if row is None:
+            return None
+        # On PostgreSQL a concurrent refund may have taken this fault first: then try the next.
+        if conn.execute("DELETE FROM provider_faults WHERE seq = ?", (row[0],)).rowcount == 1:
+            return FaultMode(row[1])
 
 
 def _refund(
-    conn: sqlite3.Connection,
+    conn: ShopConnection,
     tenant: str,
     order_id: str,
     amount_minor: int,
@@ -125,14 +135,16 @@ def _refund(
     ).fetchone()
     if existing is not None:
         return Succeeded(existing[0])
-    # The business write checks the version the person saw, and never over-refunds.
     changed = conn.execute(
-        "UPDATE orders SET refunded = refunded + ?, version = version + 1 "
-        "WHERE tenant = ? AND order_id = ? AND version = ? AND currency = ? "
-        "AND refunded + ? <= payable",
-        (amount_minor, tenant, order_id, expected_version, currency, amount_minor),
+        REFUND_UPDATE, (amount_minor, tenant, order_id, expected_version, currency, amount_minor)
     ).rowcount
     if changed != 1:
+        # On PostgreSQL a concurrent call with the same key may have just won the row.
+        existing = conn.execute(
+            "SELECT reference FROM refunds WHERE request_key = ?", (request_key,)
+        ).fetchone()
+        if existing is not None:
+            return Succeeded(existing[0])
         return TerminalFailure("the order changed since it was previewed", code="state_changed")
     reference = "re_" + uuid.uuid4().hex[:24]
     conn.execute(

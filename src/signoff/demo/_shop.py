@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from signoff._sqlite_file import SQLiteFile
+from signoff.demo._db import ShopConnection, ShopDatabase, open_shop_database
 
-_SCHEMA = (
+_SQLITE_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS orders (
         tenant TEXT NOT NULL,
         order_id TEXT NOT NULL,
@@ -31,6 +31,24 @@ _SCHEMA = (
         mode TEXT NOT NULL
     )""",
 )
+_POSTGRES_SCHEMA = (
+    _SQLITE_SCHEMA[0],
+    """CREATE TABLE IF NOT EXISTS refunds (
+        request_key TEXT PRIMARY KEY,
+        reference TEXT NOT NULL UNIQUE,
+        tenant TEXT NOT NULL,
+        order_id TEXT NOT NULL,
+        amount_minor BIGINT NOT NULL,
+        currency TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+    )""",
+    """CREATE TABLE IF NOT EXISTS provider_faults (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        mode TEXT NOT NULL
+    )""",
+)
+# Shop processes starting at once create the tables one at a time.
+_POSTGRES_DDL_LOCK = 0x5159_0FF1
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +63,17 @@ class Order:
 
 
 class DemoShop:
-    """Orders and the provider's refund ledger, in one SQLite file of their own."""
+    """Orders and the provider's refund ledger, in a database of their own.
+
+    ``path`` is a SQLite file (the default) or a ``postgresql://…`` URL, where
+    ``?schema=name`` keeps the shop's tables in a schema of their own.
+    """
 
     def __init__(self, path: str, *, synchronous: str = "FULL") -> None:
         self.path = path
-        self.db = SQLiteFile(path, synchronous=synchronous)
+        self.db: ShopDatabase = open_shop_database(path, synchronous=synchronous)
         with self.db.write() as conn:
-            for statement in _SCHEMA:
-                conn.execute(statement)
+            _create_tables(conn, self.db.dialect, getattr(self.db, "schema", None))
 
     def add_order(
         self, tenant: str, order_id: str, *, owner: str, payable: int, currency: str = "CNY"
@@ -95,3 +116,16 @@ def seed_demo_orders(shop: DemoShop) -> None:
             "VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
             rows,
         )
+
+
+def _create_tables(conn: ShopConnection, dialect: str, schema: str | None) -> None:
+    if dialect == "sqlite":
+        for statement in _SQLITE_SCHEMA:
+            conn.execute(statement)
+        return
+    conn.execute("SELECT pg_advisory_xact_lock(?)", (_POSTGRES_DDL_LOCK,))
+    if schema is not None:
+        # The name was checked against a plain-identifier pattern when the URL was read.
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    for statement in _POSTGRES_SCHEMA:
+        conn.execute(statement)

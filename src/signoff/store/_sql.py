@@ -26,7 +26,8 @@ from signoff.audit._chain import GENESIS, AuditEvent, event_hash
 
 
 class Cursor(Protocol):
-    rowcount: int
+    @property
+    def rowcount(self) -> int: ...
 
     def fetchone(self) -> Any: ...
 
