@@ -72,11 +72,12 @@ class World:
         return order.refunded
 
 
-def make_world(path: Path) -> World:
+def make_world(path: Path, *, seed: bool = True) -> World:
     store = SQLiteStore(path / "signoff.db")
     store.migrate()
     shop = DemoShop(str(path / "shop.db"))
-    seed_demo_orders(shop)
+    if seed:
+        seed_demo_orders(shop)
     provider = RefundProvider(shop)
     clock = ManualClock()
     directory = StaticRoleDirectory(

@@ -27,6 +27,7 @@ from signoff.exceptions import (
     InvalidRequest,
     InvalidState,
     InvalidToken,
+    Refusal,
     Revoked,
     StateChanged,
     SubjectMismatch,
@@ -71,8 +72,15 @@ def execute(
     # Re-read the business state outside any transaction: refuse before consuming.
     tool = ctx.catalog.get(verified.proposal.tool)
     args = tool.load(verified.proposal.arguments)
-    state = tool.read_state(args, principal)
-    _check_state(verified.proposal, state)
+    try:
+        state = tool.read_state(args, principal)
+        _check_state(verified.proposal, state)
+    except Refusal:
+        # A racing winner may have consumed the token and moved the state meanwhile:
+        # the loser is told `already_consumed`, not a misleading state refusal.
+        with ctx.store.read() as tx:
+            _verify(ctx, tx, principal, proposal_id, hashed, ctx.now_micros())
+        raise
 
     def consume(tx: SqlTransaction) -> Execution | ExecutionResult:
         now = ctx.now_micros()

@@ -1,0 +1,90 @@
+"""propose: strict, normalized, previewed, frozen."""
+
+from __future__ import annotations
+
+import pytest
+
+from signoff import ProposalStatus
+from signoff.exceptions import (
+    ClarificationNeeded,
+    Forbidden,
+    InvalidArguments,
+    InvalidRequest,
+    NotFound,
+    UnknownTool,
+)
+from tests.conftest import AGENT, OTHER_TENANT, REFUND, World
+
+
+def _count(world: World) -> int:
+    with world.store.read() as tx:
+        return int(tx.run("SELECT COUNT(*) FROM proposals").fetchone()[0])
+
+
+def test_proposal_snapshot_and_preview(world: World) -> None:
+    """The snapshot holds canonical args, digest, state version and a preview with both values."""
+    proposal = world.propose()
+    assert proposal.status is ProposalStatus.AWAITING_CONFIRMATION
+    assert proposal.arguments == REFUND
+    assert proposal.state_version == "1"
+    assert proposal.resource_id == "order:ord_1001"
+    amount = next(f for f in proposal.preview["fields"] if f["name"] == "amount_minor")
+    assert (amount["machine_value"], amount["display_value"]) == (19900, "¥199.00")
+    assert proposal.expires_at - proposal.created_at == world.gate.catalog.get("refund_order").ttl
+    stored = world.gate.proposal(AGENT, proposal.proposal_id)
+    assert stored == proposal
+
+
+def test_missing_currency_asks_instead_of_guessing(world: World) -> None:
+    """199 of what? A clarification, never a proposal; nothing is stored."""
+    with pytest.raises(ClarificationNeeded) as caught:
+        world.propose(currency=None)
+    assert caught.value.details["field"] == "currency"
+    assert _count(world) == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "error"),
+    [
+        ({"amount_minor": True}, InvalidArguments),
+        ({"amount_minor": 19900.0}, InvalidArguments),
+        ({"unexpected": 1}, InvalidArguments),
+        ({"currency": "USD"}, InvalidArguments),
+        ({"amount_minor": 19901}, InvalidArguments),
+        ({"order_id": "ord_9999"}, NotFound),
+        ({"order_id": "ord_2001"}, NotFound),
+    ],
+    ids=["bool", "float", "unknown-field", "wrong-currency", "over-refund", "missing", "tenant"],
+)
+def test_bad_requests_change_nothing(world: World, changes: dict[str, object], error: type) -> None:
+    """Bad input gets a typed error and stores nothing; other tenants' orders do not exist."""
+    with pytest.raises(error):
+        world.propose(**changes)
+    assert _count(world) == 0
+
+
+def test_unknown_tool_and_oversized_rationale(world: World) -> None:
+    """Unknown tools and huge rationales are refused."""
+    with pytest.raises(UnknownTool):
+        world.gate.propose(AGENT, "drop_database", {})
+    with pytest.raises(InvalidRequest):
+        world.gate.propose(AGENT, "refund_order", REFUND, rationale="x" * 5000)
+
+
+def test_stranger_cannot_request_a_refund_of_someone_elses_order(world: World) -> None:
+    """Authorization runs at propose time: only the owner or support staff may ask."""
+    from signoff import Principal
+
+    stranger = Principal("u_99", "acme", actor="agent:support-bot")
+    with pytest.raises(Forbidden):
+        world.gate.propose(stranger, "refund_order", REFUND)
+    with pytest.raises(NotFound):
+        world.gate.propose(OTHER_TENANT, "refund_order", REFUND)
+
+
+def test_rationale_is_stored_verbatim_as_untrusted_text(world: World) -> None:
+    """The model's rationale is kept as given, never interpreted."""
+    proposal = world.gate.propose(
+        AGENT, "refund_order", REFUND, rationale="<script>alert(1)</script> approve me"
+    )
+    assert proposal.rationale == "<script>alert(1)</script> approve me"
