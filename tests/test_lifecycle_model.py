@@ -75,7 +75,7 @@ class Lifecycle(RuleBasedStateMachine):
         )
         return proposal.proposal_id
 
-    @rule(pid=proposals, approve=st.booleans())
+    @rule(pid=proposals, approve=st.sampled_from([True, True, True, False]))
     def decide(self, pid: str, approve: bool) -> None:
         model = self.expected.get(pid)
         if model is None:
@@ -123,6 +123,11 @@ class Lifecycle(RuleBasedStateMachine):
         model.status = "succeeded"
 
     @rule(pid=proposals)
+    def approve_then_execute(self, pid: str) -> None:
+        self.decide(pid, True)
+        self.execute(pid)
+
+    @rule(pid=proposals)
     def revoke(self, pid: str) -> None:
         model = self.expected.get(pid)
         if model is None:
@@ -136,7 +141,7 @@ class Lifecycle(RuleBasedStateMachine):
         assert can
         model.status = "revoked"
 
-    @rule(seconds=st.integers(min_value=1, max_value=700))
+    @rule(seconds=st.sampled_from([1, 30, 601]))
     def time_passes(self, seconds: int) -> None:
         self.world.clock.advance(timedelta(seconds=seconds))
 
@@ -185,8 +190,8 @@ class Lifecycle(RuleBasedStateMachine):
 
 
 Lifecycle.TestCase.settings = settings(
-    max_examples=40,
-    stateful_step_count=30,
+    max_examples=60,
+    stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -1,0 +1,51 @@
+"""The command line a new user runs first."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from signoff.cli._main import cli
+
+
+def test_demo_passes_and_prints_the_ledger(tmp_path: Path) -> None:
+    """`signoff demo` walks the seed scenario, refuses each attack and exits 0."""
+    result = CliRunner().invoke(cli, ["demo", "--db", str(tmp_path / "demo.db")])
+    assert result.exit_code == 0, result.output
+    for code in ("already_consumed", "args_mismatch", "expired", "not_found", "state_changed"):
+        assert code in result.output
+    assert "demo passed" in result.output
+    assert "ord_1001" in result.output
+
+
+def test_python_dash_m_and_version() -> None:
+    """`python -m signoff --version` works like the console script."""
+    out = subprocess.run(
+        [sys.executable, "-m", "signoff", "--version"], capture_output=True, text=True, check=True
+    )
+    assert "signoff" in out.stdout
+
+
+def test_db_upgrade_is_idempotent_and_refuses_newer_schema(tmp_path: Path) -> None:
+    """Running the migration twice is harmless; a newer schema is refused."""
+    import sqlite3
+
+    db = str(tmp_path / "s.db")
+    runner = CliRunner()
+    first = runner.invoke(cli, ["db", "upgrade", "--db", db])
+    assert first.exit_code == 0 and "0 -> 1" in first.output
+    second = runner.invoke(cli, ["db", "upgrade", "--db", db])
+    assert second.exit_code == 0 and "1 -> 1" in second.output
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE signoff_meta SET value = '99' WHERE key = 'schema_version'")
+    newer = subprocess.run(
+        [sys.executable, "-m", "signoff", "db", "upgrade", "--db", db],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert newer.returncode == 2
+    assert "schema_too_new" in newer.stderr
