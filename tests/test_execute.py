@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ from signoff import (
     ExecutionStatus,
     Principal,
     ProposalStatus,
+    ResourceState,
 )
 from signoff.demo import FaultMode
 from signoff.exceptions import (
@@ -284,7 +286,7 @@ def test_state_change_racing_the_write_is_caught_by_the_conditional_update(world
     tool = world.gate.catalog.get("refund_order")
     original = tool.read_state
 
-    def read_then_change(args: object, principal: Principal) -> object:
+    def read_then_change(args: Any, principal: Principal) -> ResourceState:
         state = original(args, principal)
         world.shop.touch_order("acme", "ord_1001")
         return state
