@@ -68,6 +68,12 @@ def db_upgrade(url: str) -> None:
     click.echo(f"schema version {before} -> {after}")
 
 
+from signoff.cli._serve import dev_token, serve  # noqa: E402
+
+cli.add_command(serve)
+cli.add_command(dev_token)
+
+
 def main() -> None:
     try:
         cli(standalone_mode=True)

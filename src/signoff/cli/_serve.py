@@ -1,0 +1,121 @@
+"""`signoff serve` (the HTTP API under uvicorn) and `signoff dev-token` (development JWTs)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from signoff.http._settings import ENV_PREFIX, Settings, SettingsError, load_settings
+
+CONFIG_HELP = "TOML file with a [signoff] table (flags > SIGNOFF_* env > this file)."
+MAX_TTL_SECONDS = 7 * 24 * 3600
+
+
+@click.command()
+@click.option("--db", "database_url", default=None, help="Database URL or SQLite path.")
+@click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port to bind (default 8000).")
+@click.option("--workers", type=int, default=None, help="Worker processes (default 1).")
+@click.option("--demo", is_flag=True, default=None, help="Demo shop, seeded data, dev keys.")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
+@click.option("--log-level", default=None, help="critical|error|warning|info|debug")
+def serve(config: str | None, **flags: Any) -> None:
+    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
+    import uvicorn
+
+    settings = _settings(flags, config)
+    _prepare(settings)
+    # Workers are separate processes: hand them the same settings through the environment.
+    for name, value in flags.items():
+        if value is not None:
+            os.environ[ENV_PREFIX + name.upper()] = str(value)
+    if config is not None:
+        os.environ["SIGNOFF_CONFIG"] = str(Path(config).resolve())
+    if settings.demo:
+        _demo_banner(settings)
+    uvicorn.run(
+        "signoff.http._app:app_from_environment",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level=settings.log_level,
+        server_header=False,
+    )
+
+
+@click.command("dev-token")
+@click.option("--sub", "subject", required=True, help="The person (JWT sub).")
+@click.option("--tenant", required=True, help="The tenant (JWT tenant).")
+@click.option("--role", "roles", multiple=True, help="A role; repeat for several.")
+@click.option("--act", "actor", default=None, help="The agent acting for --sub (JWT act.sub).")
+@click.option("--ttl", type=click.IntRange(1, MAX_TTL_SECONDS), default=3600, show_default=True)
+@click.option("--demo", is_flag=True, default=None, help="Use the demo server's development key.")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
+def dev_token(
+    subject: str,
+    tenant: str,
+    roles: tuple[str, ...],
+    actor: str | None,
+    ttl: int,
+    demo: bool | None,
+    config: str | None,
+) -> None:
+    """Print a JWT signed with the development key; refused outside demo/development mode."""
+    from signoff.http._auth import mint_dev_token
+
+    settings = _settings({"demo": demo}, config, check=False)
+    if not settings.development:
+        raise click.ClickException(
+            "dev-token refuses outside demo or development mode "
+            "(use --demo, or SIGNOFF_ENVIRONMENT=development with SIGNOFF_JWT_HS256_SECRET)"
+        )
+    try:
+        token = mint_dev_token(
+            settings,
+            subject=subject,
+            tenant=tenant,
+            roles=roles,
+            actor=actor,
+            ttl_seconds=ttl,
+            now=datetime.now(UTC),
+        )
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(token)
+
+
+def _settings(flags: dict[str, Any], config: str | None, *, check: bool = True) -> Settings:
+    try:
+        settings = load_settings(flags, env=os.environ, config=config)
+        return settings.check() if check else settings
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _prepare(settings: Settings) -> None:
+    """Migrate (and seed the demo shop) once, before any worker starts."""
+    from signoff.http._app import open_demo
+    from signoff.store import open_store
+
+    open_store(settings.database_url).close()
+    if settings.demo:
+        open_demo(settings).shop.close()
+
+
+def _demo_banner(settings: Settings) -> None:
+    base = f"http://{settings.host}:{settings.port}"
+    click.echo(
+        f"signoff demo on {base} (docs: {base}/docs). Development keys: never expose this.\n"
+        "  agent token:    signoff dev-token --demo --sub u_42 --tenant acme "
+        "--act agent:support-bot\n"
+        "  approver token: signoff dev-token --demo --sub alice --tenant acme "
+        "--role refund_approver",
+        err=True,
+    )
+    sys.stderr.flush()

@@ -1,0 +1,35 @@
+"""The HTTP API of ``signoff serve``: FastAPI, bearer JWT identity, problem+json errors."""
+
+from signoff.http._app import create_app, demo_shop_path, open_demo
+from signoff.http._auth import Authenticator, VerificationKey, mint_dev_token
+from signoff.http._deps import Caller, IdempotencyKey, State, app_state, current_principal
+from signoff.http._extras import Extra
+from signoff.http._problems import PROBLEM_MEDIA_TYPE, Problem, error_problem, problem
+from signoff.http._settings import PublicKey, Settings, SettingsError, load_settings
+from signoff.http._state import AppState, DemoObjects, state_of
+
+__all__ = [
+    "PROBLEM_MEDIA_TYPE",
+    "AppState",
+    "Authenticator",
+    "Caller",
+    "DemoObjects",
+    "Extra",
+    "IdempotencyKey",
+    "Problem",
+    "PublicKey",
+    "Settings",
+    "SettingsError",
+    "State",
+    "VerificationKey",
+    "app_state",
+    "create_app",
+    "current_principal",
+    "demo_shop_path",
+    "error_problem",
+    "load_settings",
+    "mint_dev_token",
+    "open_demo",
+    "problem",
+    "state_of",
+]

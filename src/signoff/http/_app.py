@@ -1,0 +1,156 @@
+"""``create_app``: the FastAPI application of ``signoff serve``.
+
+Request path: middleware (metrics, problem safety net, body limit) → bearer
+JWT → router → :class:`~signoff.Gate` → view. Errors from anywhere become
+problem+json in ``_problems``. Extensions attach through ``_extras``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from signoff import __version__
+from signoff.catalog._catalog import Catalog
+from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
+from signoff.gate._gate import Gate
+from signoff.http import _audit, _demo, _executions, _proposals, _system
+from signoff.http._auth import Authenticator
+from signoff.http._extras import Extra, default_extras
+from signoff.http._metrics import Metrics, MetricsMiddleware
+from signoff.http._openapi import install_openapi
+from signoff.http._problems import install_problem_handlers
+from signoff.http._settings import Settings, SettingsError
+from signoff.http._state import AppState, DemoObjects, state_of
+from signoff.store import open_store
+
+DESCRIPTION = """\
+AI agents propose write operations; an entitled person confirms exactly that
+operation; the confirmed operation runs once. Every call carries a bearer JWT
+(`sub`, `tenant`, `roles`, and `act` when an agent acts for `sub`). Errors are
+RFC 9457 `application/problem+json` with a stable `code`.
+"""
+
+
+def create_app(
+    settings: Settings,
+    *,
+    gate: Gate | None = None,
+    demo: DemoObjects | None = None,
+    authenticator: Authenticator | None = None,
+    extras: Sequence[Extra] | None = None,
+) -> FastAPI:
+    """Build the app; pass ``gate`` (and ``demo``) to serve objects you own, e.g. in tests.
+
+    ``extras`` defaults to the extensions listed in ``signoff.http._extras``.
+    """
+    state = _build_state(settings, gate=gate, demo=demo, authenticator=authenticator)
+    app = FastAPI(
+        title="signoff",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=_lifespan,
+        max_body_size=settings.max_body_bytes,
+    )
+    app.state.signoff = state
+    install_problem_handlers(app)
+    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    for module in (_system, _proposals, _executions, _audit):
+        app.include_router(module.router)
+    if state.demo is not None:
+        app.include_router(_demo.router)
+    for extra in default_extras() if extras is None else extras:
+        extra(app, state)
+    install_openapi(app)
+    return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    state = state_of(app)
+    try:
+        async with AsyncExitStack() as stack:
+            for factory in state.lifespans:
+                await stack.enter_async_context(factory())
+            yield
+    finally:
+        state.close()
+
+
+def _build_state(
+    settings: Settings,
+    *,
+    gate: Gate | None,
+    demo: DemoObjects | None,
+    authenticator: Authenticator | None,
+) -> AppState:
+    closers = []
+    if gate is None:
+        settings.check()
+        store = open_store(settings.database_url)
+        closers.append(store.close)
+        if settings.demo and demo is None:
+            demo = open_demo(settings)
+            closers.append(demo.shop.close)
+        catalog = (
+            demo_catalog(demo.shop, demo.provider) if demo is not None else load_catalog(settings)
+        )
+        gate = Gate(
+            catalog, store, token_key=settings.effective_token_key(), audience=settings.audience
+        )
+    return AppState(
+        settings=settings,
+        gate=gate,
+        authenticator=authenticator or Authenticator.from_settings(settings),
+        metrics=Metrics(),
+        demo=demo,
+        closers=closers,
+    )
+
+
+def demo_shop_path(database_url: str) -> str:
+    """The demo shop lives next to a SQLite database, or in the working directory."""
+    if database_url.startswith(("postgresql://", "postgres://")):
+        return "signoff-demo.shop.sqlite"
+    path = database_url.removeprefix("sqlite:///").removeprefix("sqlite://")
+    return f"{Path(path)}.shop.sqlite"
+
+
+def open_demo(settings: Settings) -> DemoObjects:
+    shop = DemoShop(demo_shop_path(settings.database_url))
+    seed_demo_orders(shop)
+    return DemoObjects(shop=shop, provider=RefundProvider(shop))
+
+
+def load_catalog(settings: Settings) -> Catalog:
+    """Import ``module:factory`` and call it; it must return a Catalog."""
+    spec = settings.catalog or ""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise SettingsError(f"cannot import the catalog factory {spec!r}: {exc}") from exc
+    catalog = factory()
+    if not isinstance(catalog, Catalog):
+        raise SettingsError(f"{spec} returned {type(catalog).__name__}, not a signoff.Catalog")
+    return catalog
+
+
+CONFIG_ENV = "SIGNOFF_CONFIG"
+
+
+def app_from_environment() -> FastAPI:
+    """The uvicorn factory of ``signoff serve``: ``SIGNOFF_*`` env over ``SIGNOFF_CONFIG``.
+
+    ``signoff serve`` writes its flags into the environment before uvicorn starts
+    the workers, so every worker builds the same app from the same settings.
+    """
+    import os
+
+    from signoff.http._settings import load_settings
+
+    return create_app(load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV)))

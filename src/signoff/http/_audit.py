@@ -1,0 +1,34 @@
+"""/v1/audit: the tenant's hash-chained audit events, for holders of the auditor role."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from signoff.exceptions import NotEntitled
+from signoff.http._deps import Caller, State
+from signoff.http._openapi import problems
+from signoff.http._views import AuditEventView, AuditLog
+
+router = APIRouter(prefix="/v1/audit", tags=["audit"])
+AUDITOR_ROLE = "auditor"
+
+
+@router.get(
+    "",
+    response_model=AuditLog,
+    responses=problems(400, 401, 403, 404),
+    summary="Audit events of the caller's tenant, optionally of one proposal",
+)
+def audit(
+    caller: Caller,
+    state: State,
+    proposal_id: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+) -> AuditLog:
+    if AUDITOR_ROLE not in caller.roles:
+        raise NotEntitled(f"reading the audit log needs the role {AUDITOR_ROLE!r}")
+    if proposal_id is not None:
+        state.gate.proposal(caller, proposal_id)  # 404 outside the caller's tenant
+    events = state.gate.audit_events(caller, proposal_id=proposal_id)
+    return AuditLog(events=[AuditEventView.of(e) for e in events])

@@ -1,0 +1,64 @@
+"""Dependencies shared by the routers: the app state, the caller, the Idempotency-Key."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from signoff._model import Principal
+from signoff.exceptions import InvalidRequest, NotAuthenticated
+from signoff.http._state import AppState, state_of
+
+MAX_IDEMPOTENCY_KEY = 255
+_KEY = re.compile(r"^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}$")
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    bearerFormat="JWT",
+    scheme_name="bearer",
+    description="A JWT with iss, aud, exp, sub, tenant, roles and, for an agent, act.sub",
+)
+
+
+def app_state(request: Request) -> AppState:
+    return state_of(request.app)
+
+
+async def current_principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The authenticated caller; identity comes from the bearer JWT only."""
+    if credentials is None:
+        raise NotAuthenticated("an Authorization: Bearer <JWT> header is required")
+    return state_of(request.app).authenticator.authenticate(credentials.credentials)
+
+
+def idempotency_key(
+    key: Annotated[
+        str,
+        Header(
+            alias="Idempotency-Key",
+            min_length=1,
+            max_length=MAX_IDEMPOTENCY_KEY + 2,
+            description='A unique key per logical request (IETF draft: an sf-string, "…")',
+        ),
+    ],
+) -> str:
+    """The key, unquoted when sent as a structured-field string; printable ASCII only."""
+    if len(key) >= 2 and key[0] == key[-1] == '"':
+        key = key[1:-1]
+    if not _KEY.match(key):
+        raise InvalidRequest(
+            f"the Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters",
+            header="Idempotency-Key",
+        )
+    return key
+
+
+State = Annotated[AppState, Depends(app_state)]
+Caller = Annotated[Principal, Depends(current_principal)]
+IdempotencyKey = Annotated[str, Depends(idempotency_key)]

@@ -1,0 +1,88 @@
+"""/v1/executions: consume a confirmation once, read the outcome, retry with the same key."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Response
+
+from signoff._model import ExecutionResult, ExecutionStatus
+from signoff.http._deps import Caller, IdempotencyKey, State
+from signoff.http._openapi import problems
+from signoff.http._requests import ExecuteRequest
+from signoff.http._views import (
+    ExecutionOutcomeView,
+    ExecutionStatusView,
+    ExecutionView,
+    ReceiptView,
+)
+
+router = APIRouter(prefix="/v1/executions", tags=["executions"])
+ExecutionId = Annotated[str, Path(min_length=1, max_length=128)]
+# The outcome is not known yet: the provider call is running or its answer was lost.
+PENDING = frozenset(
+    {
+        ExecutionStatus.PREPARED,
+        ExecutionStatus.RUNNING,
+        ExecutionStatus.UNKNOWN,
+        ExecutionStatus.NEEDS_ATTENTION,
+    }
+)
+_ACCEPTED: dict[int | str, dict[str, Any]] = {
+    202: {"model": ExecutionOutcomeView, "description": "Running, or the outcome is unknown"}
+}
+
+
+@router.post(
+    "",
+    response_model=ExecutionOutcomeView,
+    responses={**_ACCEPTED, **problems(400, 401, 403, 404, 409, 422)},
+    summary="Present the confirmation token; the confirmed write runs once",
+)
+def execute(
+    body: ExecuteRequest, key: IdempotencyKey, caller: Caller, state: State, response: Response
+) -> ExecutionOutcomeView:
+    """200 once the outcome is known, 202 while running or unknown (poll the Location)."""
+    result = state.gate.execute(
+        caller, body.proposal_id, body.confirmation_token, idempotency_key=key
+    )
+    return _outcome(result, response)
+
+
+@router.get(
+    "/{execution_id}",
+    response_model=ExecutionStatusView,
+    responses=problems(400, 401, 404),
+    summary="An execution of the caller's tenant and its receipt once terminal",
+)
+def read_execution(execution_id: ExecutionId, caller: Caller, state: State) -> ExecutionStatusView:
+    execution = state.gate.execution(caller, execution_id)
+    receipt = state.gate.receipt(caller, execution_id) if execution.status.is_terminal else None
+    return ExecutionStatusView(
+        execution=ExecutionView.of(execution),
+        receipt=None if receipt is None else ReceiptView.of(receipt),
+    )
+
+
+@router.post(
+    "/{execution_id}/retry",
+    response_model=ExecutionOutcomeView,
+    responses={**_ACCEPTED, **problems(400, 401, 403, 404, 409)},
+    summary="Ask again: a retryable failure runs again with the same request key",
+)
+def retry(
+    execution_id: ExecutionId, caller: Caller, state: State, response: Response
+) -> ExecutionOutcomeView:
+    """Safe to repeat: the provider sees the same request key every time."""
+    return _outcome(state.gate.retry(caller, execution_id), response)
+
+
+def _outcome(result: ExecutionResult, response: Response) -> ExecutionOutcomeView:
+    if result.execution.status in PENDING:
+        response.status_code = 202
+        response.headers["Location"] = f"/v1/executions/{result.execution.execution_id}"
+    return ExecutionOutcomeView(
+        execution=ExecutionView.of(result.execution),
+        receipt=None if result.receipt is None else ReceiptView.of(result.receipt),
+        duplicate=result.duplicate,
+    )

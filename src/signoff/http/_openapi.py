@@ -1,0 +1,62 @@
+"""The served OpenAPI 3.1 document: every error response is a problem+json ``Problem``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from signoff.http._problems import PROBLEM_MEDIA_TYPE, Problem
+
+_DESCRIPTIONS = {
+    400: "Malformed request, schema violation, unknown field or missing Idempotency-Key",
+    401: "Bearer token missing, invalid or expired",
+    403: "Wrong role, separation of duties, wrong subject or audience",
+    404: "No such resource in the caller's tenant",
+    409: "State or version conflict, expired, consumed, revoked, or key in flight",
+    422: "Clarification needed, re-typed value differs, or Idempotency-Key reused",
+    503: "Store or provider unavailable and no outcome is known; ask for the status",
+}
+
+
+def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: each status answers a Problem (503 always may)."""
+    return {
+        status: {"model": Problem, "description": _DESCRIPTIONS[status]}
+        for status in sorted({*statuses, 503})
+    }
+
+
+def install_openapi(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                description=app.description,
+                routes=app.routes,
+            )
+            app.openapi_schema = _problem_media_types(document)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _problem_media_types(document: dict[str, Any]) -> dict[str, Any]:
+    """Errors are problem+json; FastAPI's own 422 validation answer does not exist here."""
+    for path_item in document.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.get("responses", {})
+            for status, response in list(responses.items()):
+                content = response.get("content", {})
+                schema = content.get("application/json", {}).get("schema", {})
+                if status == "422" and "HTTPValidationError" in str(schema):
+                    del responses[status]
+                elif status.isdigit() and int(status) >= 400 and "application/json" in content:
+                    response["content"] = {PROBLEM_MEDIA_TYPE: content["application/json"]}
+    schemas = document.get("components", {}).get("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    return document

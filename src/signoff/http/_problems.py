@@ -1,0 +1,206 @@
+"""Every error the API answers, as RFC 9457 ``application/problem+json``, mapped here only.
+
+Protocol refusals carry their own ``status`` and ``code`` (``signoff.exceptions``);
+framework errors (bad JSON, wrong types, unknown routes, huge bodies) become
+4xx problems; anything unexpected is logged and answered as a 503 problem that
+says the outcome is unknown, never a 500 and never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from signoff.exceptions import NotAuthenticated, OutcomeUnknown, SignoffError, StoreUnavailable
+
+log = logging.getLogger("signoff.http")
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+TYPE_PREFIX = "urn:signoff:problem:"
+UNAVAILABLE = "unavailable"
+UNKNOWN_OUTCOME = (
+    "the server could not complete this request and its outcome is not known; "
+    "read the proposal or execution status before retrying"
+)
+_RESERVED = frozenset({"type", "title", "status", "detail", "instance", "code", "errors"})
+_HTTP_CODES = {
+    400: "malformed_request",
+    401: "not_authenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+class ProblemFieldError(BaseModel):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details with signoff's stable machine ``code``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(description="urn:signoff:problem:<code>")
+    title: str
+    status: int
+    detail: str
+    code: str = Field(description="Stable machine code, e.g. already_consumed, expired")
+    instance: str | None = None
+    errors: list[ProblemFieldError] | None = Field(
+        default=None, description="Per-field errors of a malformed request"
+    )
+
+
+class ProblemResponse(JSONResponse):
+    media_type = PROBLEM_MEDIA_TYPE
+
+
+def problem(
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    instance: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    extensions: Mapping[str, Any] | None = None,
+    errors: list[dict[str, Any]] | None = None,
+) -> ProblemResponse:
+    """One problem response; extension members never override the standard ones."""
+    body: dict[str, Any] = {
+        "type": TYPE_PREFIX + code,
+        "title": code.replace("_", " ").capitalize(),
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if instance is not None:
+        body["instance"] = instance
+    for key, value in (extensions or {}).items():
+        if key not in _RESERVED and _is_json(value):
+            body[key] = value
+    if errors is not None:
+        body["errors"] = errors
+    return ProblemResponse(body, status_code=status, headers=dict(headers or {}))
+
+
+def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemResponse:
+    """The problem for a signoff error, by its own ``status`` and ``code``."""
+    status = exc.status if 400 <= exc.status < 500 else 503
+    headers: dict[str, str] = {}
+    if isinstance(exc, NotAuthenticated):
+        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    if status == 503:
+        headers["Retry-After"] = "1"
+    if exc.status < 500 or isinstance(exc, StoreUnavailable | OutcomeUnknown):
+        return problem(
+            status,
+            exc.code,
+            exc.message,
+            instance=instance,
+            headers=headers,
+            extensions=exc.details,
+        )
+    return problem(status, UNAVAILABLE, UNKNOWN_OUTCOME, instance=instance, headers=headers)
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Register the one mapping from exceptions to problems, and the safety net."""
+    app.add_exception_handler(SignoffError, _on_signoff_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _on_validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _on_http_exception)  # type: ignore[arg-type]
+    app.add_middleware(ProblemSafetyNet)
+
+
+async def _on_signoff_error(request: Request, exc: SignoffError) -> ProblemResponse:
+    if exc.status >= 500 and not isinstance(exc, StoreUnavailable | OutcomeUnknown):
+        log.error("internal signoff error on %s %s: %r", request.method, request.url.path, exc)
+    return error_problem(exc, instance=request.url.path)
+
+
+async def _on_validation_error(request: Request, exc: RequestValidationError) -> ProblemResponse:
+    errors = [_field_error(e) for e in exc.errors()]
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(str(part) for part in first["loc"])
+    if first["loc"] == ["header", "Idempotency-Key"] and first.get("type") == "missing":
+        detail = "the Idempotency-Key header is required"
+    else:
+        detail = f"{where}: {first['msg']}" if where else str(first["msg"])
+    return problem(400, "invalid_request", detail, instance=request.url.path, errors=errors)
+
+
+async def _on_http_exception(request: Request, exc: HTTPException) -> ProblemResponse:
+    status = exc.status_code if 400 <= exc.status_code < 500 else 503
+    code = _HTTP_CODES.get(status, f"http_{status}")
+    detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+    return problem(status, code, detail, instance=request.url.path, headers=exc.headers)
+
+
+def _field_error(error: Mapping[str, Any]) -> dict[str, Any]:
+    loc: Sequence[Any] = error.get("loc", ())
+    return {
+        "loc": [part if isinstance(part, int) else str(part) for part in loc],
+        "msg": str(error.get("msg", "invalid")),
+        "type": str(error.get("type", "invalid")),
+    }
+
+
+def _is_json(value: Any) -> bool:
+    if value is None or isinstance(value, str | int | bool):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+class ProblemSafetyNet:
+    """Last resort: log an unexpected exception and answer a 503 problem, not a 500.
+
+    The outcome of the request is unknown to the client (a write may have
+    happened), so the answer says so and points to the status endpoints.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_tracking(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracking)
+        except Exception:
+            log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))
+            if started:
+                raise
+            response = problem(
+                503,
+                UNAVAILABLE,
+                UNKNOWN_OUTCOME,
+                instance=scope.get("path"),
+                headers={"Retry-After": "1"},
+            )
+            await response(scope, receive, send)

@@ -1,0 +1,107 @@
+"""/v1/proposals: propose, list, read, decide, revoke, cancel."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Response
+
+from signoff._model import Decision, DecisionKind, ProposalStatus, ReasonCode
+from signoff.http._deps import Caller, IdempotencyKey, State
+from signoff.http._openapi import problems
+from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest
+from signoff.http._views import DecisionView, ProposalList, ProposalView
+
+router = APIRouter(prefix="/v1/proposals", tags=["proposals"])
+ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=ProposalView,
+    responses=problems(400, 401, 403, 404, 422),
+    summary="Freeze a write request into a proposal awaiting confirmation",
+)
+def propose(body: ProposeRequest, caller: Caller, state: State, response: Response) -> ProposalView:
+    """422 ``clarification_needed`` carries the question to ask the person."""
+    proposal = state.gate.propose(caller, body.tool, body.arguments, rationale=body.rationale)
+    response.headers["Location"] = f"/v1/proposals/{proposal.proposal_id}"
+    return ProposalView.of(proposal)
+
+
+@router.get(
+    "",
+    response_model=ProposalList,
+    responses=problems(400, 401),
+    summary="Proposals of the caller's tenant, newest first",
+)
+def list_proposals(
+    caller: Caller,
+    state: State,
+    status: Annotated[list[ProposalStatus] | None, Query(max_length=12)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> ProposalList:
+    found = state.gate.proposals(caller, statuses=status or (), limit=limit)
+    return ProposalList(proposals=[ProposalView.of(p) for p in found])
+
+
+@router.get(
+    "/{proposal_id}",
+    response_model=ProposalView,
+    responses=problems(400, 401, 404),
+    summary="One proposal of the caller's tenant",
+)
+def read_proposal(proposal_id: ProposalId, caller: Caller, state: State) -> ProposalView:
+    return ProposalView.of(state.gate.proposal(caller, proposal_id))
+
+
+@router.post(
+    "/{proposal_id}/decision",
+    response_model=DecisionView,
+    responses=problems(400, 401, 403, 404, 409, 422),
+    summary="Approve or reject; a retried key answers the first decision again",
+)
+def decide(
+    proposal_id: ProposalId,
+    body: DecisionRequest,
+    key: IdempotencyKey,
+    caller: Caller,
+    state: State,
+) -> DecisionView:
+    """The confirmation token comes back once every approval is in."""
+    decision = Decision(
+        kind=DecisionKind(body.decision),
+        expected_version=body.expected_version,
+        reason_code=None if body.reason_code is None else ReasonCode(body.reason_code),
+        reason=body.reason,
+        retyped=None if body.retyped is None else dict(body.retyped),
+    )
+    result = state.gate.decide(caller, proposal_id, decision, idempotency_key=key)
+    return DecisionView(
+        proposal=ProposalView.of(result.proposal),
+        duplicate=result.duplicate,
+        confirmation_token=result.confirmation_token,
+    )
+
+
+@router.post(
+    "/{proposal_id}/revoke",
+    response_model=ProposalView,
+    responses=problems(400, 401, 403, 404, 409),
+    summary="Withdraw a confirmation before it is used",
+)
+def revoke(
+    proposal_id: ProposalId, body: RevokeRequest, caller: Caller, state: State
+) -> ProposalView:
+    return ProposalView.of(state.gate.revoke(caller, proposal_id, reason=body.reason))
+
+
+@router.post(
+    "/{proposal_id}/cancel",
+    response_model=ProposalView,
+    responses=problems(400, 401, 403, 404, 409),
+    summary="The requester withdraws a proposal nobody has decided yet",
+)
+def cancel(proposal_id: ProposalId, caller: Caller, state: State) -> ProposalView:
+    return ProposalView.of(state.gate.cancel(caller, proposal_id))

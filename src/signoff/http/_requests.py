@@ -1,0 +1,43 @@
+"""Request bodies: strict, closed objects; unknown fields and wrong types are 400s."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ReasonCodeName = Literal["wrong_amount", "wrong_target", "policy", "suspicious", "other"]
+"""The values of :class:`signoff.ReasonCode` (strict JSON bodies take plain strings)."""
+Id = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ProposeRequest(Body):
+    tool: Annotated[str, Field(min_length=1, max_length=64, description="A catalog tool name")]
+    arguments: dict[str, Any] = Field(description="The tool's raw arguments; checked strictly")
+    rationale: Annotated[
+        str | None, Field(max_length=4000, description="The model's explanation (untrusted)")
+    ] = None
+
+
+class DecisionRequest(Body):
+    decision: Literal["approve", "reject"]
+    expected_version: Annotated[int, Field(ge=1, le=2**31, description="The version you saw")]
+    reason_code: ReasonCodeName | None = Field(default=None, description="Required to reject")
+    reason: Annotated[str | None, Field(max_length=2000)] = None
+    retyped: Annotated[
+        dict[str, Annotated[str, Field(max_length=200)]] | None,
+        Field(max_length=16, description="Re-typed values of the proposal's retype fields"),
+    ] = None
+
+
+class ExecuteRequest(Body):
+    proposal_id: Id
+    confirmation_token: Annotated[str, Field(min_length=1, max_length=512)]
+
+
+class RevokeRequest(Body):
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]

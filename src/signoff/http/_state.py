@@ -1,0 +1,57 @@
+"""What the HTTP app holds: the gate, settings, authenticator, metrics and demo objects.
+
+``create_app`` stores one :class:`AppState` on ``app.state.signoff``; routers
+and extensions (the confirmation pages, the MCP endpoint) reach it with
+:func:`state_of` or the ``app_state`` dependency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+
+from starlette.applications import Starlette
+
+from signoff.demo import DemoShop, RefundProvider
+from signoff.gate._gate import Gate
+from signoff.http._auth import Authenticator
+from signoff.http._metrics import Metrics
+from signoff.http._settings import Settings
+
+LifespanFactory = Callable[[], AbstractAsyncContextManager[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class DemoObjects:
+    """The demo shop and its provider, so clients can see the external side effect."""
+
+    shop: DemoShop
+    provider: RefundProvider
+
+
+@dataclass(slots=True)
+class AppState:
+    settings: Settings
+    gate: Gate
+    authenticator: Authenticator
+    metrics: Metrics
+    demo: DemoObjects | None = None
+    lifespans: list[LifespanFactory] = field(default_factory=list)
+    """Async context managers entered while the server runs (e.g. an MCP session manager)."""
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    """What the app opened itself and closes at shutdown (never a gate passed in)."""
+
+    def add_lifespan(self, factory: LifespanFactory) -> None:
+        """Run ``factory()`` as an async context for the server's lifetime."""
+        self.lifespans.append(factory)
+
+    def close(self) -> None:
+        while self.closers:
+            self.closers.pop()()
+
+
+def state_of(app: Starlette) -> AppState:
+    state = app.state.signoff
+    assert isinstance(state, AppState)
+    return state

@@ -1,0 +1,269 @@
+"""JSON views of proposals, executions, receipts and audit events (pydantic, no FastAPI).
+
+The client in :mod:`signoff.client` parses answers with these same models.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from signoff._clock import from_micros
+from signoff._model import Execution, Principal, Proposal, Receipt
+from signoff.audit._chain import AuditEvent
+
+
+class View(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PreviewFieldView(View):
+    name: str
+    label: str
+    machine_value: Any = Field(description="The canonical value the digest covers")
+    display_value: str = Field(description="Rendered from the snapshot, e.g. ¥199.00")
+
+
+class PreviewView(View):
+    title: str
+    description: str
+    fields: list[PreviewFieldView]
+    impact: str
+    reversibility: str
+    external_reach: str
+    facts: list[str]
+
+
+class RiskView(View):
+    level: Literal["low", "medium", "high", "critical"]
+    reasons: list[str]
+
+
+class RequesterView(View):
+    subject: str = Field(description="The person the request is for (JWT sub)")
+    actor: str | None = Field(description="The agent acting for them (JWT act.sub)")
+
+
+class ApprovalView(View):
+    approver: str
+    decision: Literal["approve", "reject"]
+    step: str
+    reason_code: str | None
+    reason: str | None
+    decided_at: datetime
+
+
+class ProposalView(View):
+    proposal_id: str
+    action_id: str
+    status: str
+    version: int = Field(description="Send it back as expected_version when deciding")
+    tool: str
+    tool_version: str
+    arguments: dict[str, Any] = Field(description="Canonical arguments a*")
+    args_digest: str = Field(description="sha256(JCS({tool, tool_version, args}))")
+    resource: str
+    preview: PreviewView
+    risk: RiskView
+    required_role: str | None
+    retype: list[str] = Field(description="Fields the approver must type again to approve")
+    requester: RequesterView
+    approvals: list[ApprovalView]
+    untrusted_rationale: str | None = Field(
+        description="The model's own explanation; untrusted, never a fact"
+    )
+    created_at: datetime
+    expires_at: datetime
+
+    @classmethod
+    def of(cls, proposal: Proposal) -> ProposalView:
+        return cls(
+            proposal_id=proposal.proposal_id,
+            action_id=proposal.action_id,
+            status=proposal.status.value,
+            version=proposal.version,
+            tool=proposal.tool,
+            tool_version=proposal.tool_version,
+            arguments=proposal.arguments,
+            args_digest=proposal.args_digest,
+            resource=proposal.resource_id,
+            preview=PreviewView.model_validate(proposal.preview),
+            risk=RiskView.model_validate(proposal.risk),
+            required_role=proposal.required_role,
+            retype=list(proposal.policy.get("retype") or []),
+            requester=RequesterView(
+                subject=proposal.requester_subject, actor=proposal.requester_actor
+            ),
+            approvals=[
+                ApprovalView(
+                    approver=a.approver,
+                    decision=a.kind.value,
+                    step=a.step,
+                    reason_code=a.reason_code,
+                    reason=a.reason,
+                    decided_at=a.decided_at,
+                )
+                for a in proposal.approvals
+            ],
+            untrusted_rationale=proposal.rationale,
+            created_at=proposal.created_at,
+            expires_at=proposal.expires_at,
+        )
+
+
+class ProposalList(View):
+    proposals: list[ProposalView]
+
+
+class DecisionView(View):
+    proposal: ProposalView
+    duplicate: bool = Field(description="True when this Idempotency-Key was answered before")
+    confirmation_token: str | None = Field(
+        description="Issued once every approval is in; bound to the requesting principal"
+    )
+
+
+class ExecutionView(View):
+    execution_id: str
+    proposal_id: str
+    status: str
+    request_key: str = Field(description="The provider's idempotency key; stable per proposal")
+    attempts: int
+    provider_reference: str | None
+    error_code: str | None
+    error_message: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, execution: Execution) -> ExecutionView:
+        return cls(
+            execution_id=execution.execution_id,
+            proposal_id=execution.proposal_id,
+            status=execution.status.value,
+            request_key=execution.request_key,
+            attempts=execution.attempts,
+            provider_reference=execution.provider_reference,
+            error_code=execution.error_code,
+            error_message=execution.error_message,
+            created_at=execution.created_at,
+            updated_at=execution.updated_at,
+        )
+
+
+class ReceiptView(View):
+    execution_id: str
+    proposal_id: str
+    action_id: str
+    request_key: str
+    operation: str
+    status: str
+    args_digest: str
+    provider_reference: str | None
+    approvers: list[str]
+    completed_at: datetime | None
+
+    @classmethod
+    def of(cls, receipt: Receipt) -> ReceiptView:
+        return cls(
+            execution_id=receipt.execution_id,
+            proposal_id=receipt.proposal_id,
+            action_id=receipt.action_id,
+            request_key=receipt.request_key,
+            operation=receipt.operation,
+            status=receipt.status.value,
+            args_digest=receipt.args_digest,
+            provider_reference=receipt.provider_reference,
+            approvers=list(receipt.approvers),
+            completed_at=receipt.completed_at,
+        )
+
+
+class ExecutionOutcomeView(View):
+    execution: ExecutionView
+    receipt: ReceiptView | None = Field(description="Present once the execution is terminal")
+    duplicate: bool = Field(description="True when this Idempotency-Key was answered before")
+
+
+class ExecutionStatusView(View):
+    execution: ExecutionView
+    receipt: ReceiptView | None
+
+
+class AuditEventView(View):
+    tenant: str
+    seq: int
+    at: datetime
+    kind: str
+    proposal_id: str | None
+    execution_id: str | None
+    actor: str | None
+    data: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    @classmethod
+    def of(cls, event: AuditEvent) -> AuditEventView:
+        data = json.loads(event.data)
+        return cls(
+            tenant=event.tenant,
+            seq=event.seq,
+            at=from_micros(event.at),
+            kind=event.kind,
+            proposal_id=event.proposal_id,
+            execution_id=event.execution_id,
+            actor=event.actor,
+            data=data if isinstance(data, dict) else {"value": data},
+            prev_hash=event.prev_hash,
+            hash=event.hash,
+        )
+
+
+class AuditLog(View):
+    events: list[AuditEventView]
+
+
+class WhoAmI(View):
+    sub: str
+    tenant: str
+    roles: list[str]
+    act: str | None = Field(description="The agent acting for sub, if any")
+
+    @classmethod
+    def of(cls, principal: Principal) -> WhoAmI:
+        return cls(
+            sub=principal.subject,
+            tenant=principal.tenant,
+            roles=sorted(principal.roles),
+            act=principal.actor,
+        )
+
+
+class Health(View):
+    status: Literal["ok"]
+
+
+class DemoOrderView(View):
+    tenant: str
+    order_id: str
+    owner: str
+    currency: str
+    payable_minor: int
+    refunded_minor: int
+    version: int
+
+
+class LedgerEntryView(View):
+    request_key: str
+    reference: str
+    tenant: str
+    order_id: str
+    amount_minor: int
+    currency: str
+
+
+class Ledger(View):
+    entries: list[LedgerEntryView]
