@@ -48,6 +48,12 @@ class WriteTool(abc.ABC, Generic[ArgsT]):
     side_effect: ClassVar[SideEffect]
     args_model: type[ArgsT]
     ttl: ClassVar[timedelta] = timedelta(minutes=15)
+    # Reconciliation policy (docs/ADAPTERS.md): when lookup() says the provider never
+    # saw the request key, attempt again with the same key (auto_retry) until
+    # max_attempts; after max_lookups inconclusive lookups a person must look.
+    auto_retry: ClassVar[bool] = True
+    max_attempts: ClassVar[int] = 5
+    max_lookups: ClassVar[int] = 10
 
     def parse(self, raw: Mapping[str, Any] | str | bytes) -> ArgsT:
         """Validate raw model arguments strictly; JSON text or a mapping."""

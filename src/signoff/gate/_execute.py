@@ -216,6 +216,8 @@ def _consume(
         error_message=None,
         created_at=moment,
         updated_at=moment,
+        # The consuming worker holds the execution; a reconciler waits until this lapses.
+        lease_until=from_micros(now + int(ctx.lease.total_seconds() * 1_000_000)),
     )
     tx.insert_execution(execution)
     if key is not None:

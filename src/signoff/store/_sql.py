@@ -363,12 +363,18 @@ class SqlTransaction:
         return [_execution(row) for row in rows]
 
     def claim_execution(self, e: Execution, *, lease_until: int, now: int) -> bool:
-        """Take a stuck execution for reconciling; only one reconciler wins it."""
+        """Take a stuck execution for reconciling; only one reconciler wins it.
+
+        The row must be unchanged since it was read and hold no live lease: the
+        lease check keeps a second claimer out even when both read the same
+        ``updated_at`` (same clock tick).
+        """
         return (
             self.run(
                 "UPDATE executions SET lease_until = ?, updated_at = ? "
-                "WHERE execution_id = ? AND status = ? AND updated_at = ?",
-                (lease_until, now, e.execution_id, e.status.value, to_micros(e.updated_at)),
+                "WHERE execution_id = ? AND status = ? AND updated_at = ? "
+                "AND COALESCE(lease_until, 0) < ?",
+                (lease_until, now, e.execution_id, e.status.value, to_micros(e.updated_at), now),
             ).rowcount
             == 1
         )
