@@ -165,4 +165,6 @@ class RefundOrder(WriteTool[RefundArgs]):
 
 
 def demo_catalog(shop: DemoShop, provider: RefundProvider | None = None) -> Catalog:
-    return Catalog([RefundOrder(shop, provider)])
+    from signoff.demo._note_tool import AddOrderNote  # low risk, confirmable in-band (MCP form)
+
+    return Catalog([RefundOrder(shop, provider), AddOrderNote(shop)])

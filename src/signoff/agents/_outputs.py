@@ -1,0 +1,204 @@
+"""JSON Schemas of what the agent tools return (MCP ``outputSchema``; OpenAI tool output).
+
+Every answer is an object with a ``kind``: ``proposal`` (a request was frozen,
+or its status), ``execution`` (the write ran, or was looked up),
+``clarification`` (ask the person; nothing was created) or ``refusal`` (the
+protocol said no; nothing changed). Each carries a ``next_step`` a model can
+follow, and refusals an ``action`` it can branch on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REFUSAL_ACTIONS = ("fix_arguments", "ask_user", "new_proposal", "check_status", "stop")
+
+_STRING = {"type": "string"}
+_NULLABLE_STRING = {"type": ["string", "null"]}
+
+_PREVIEW: dict[str, Any] = {
+    "type": "object",
+    "description": "What the person sees before deciding, rendered from the frozen snapshot.",
+    "properties": {
+        "title": _STRING,
+        "description": _STRING,
+        "fields": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": _STRING,
+                    "label": _STRING,
+                    "machine_value": {},
+                    "display_value": _STRING,
+                },
+                "required": ["name", "label", "machine_value", "display_value"],
+            },
+        },
+        "impact": _STRING,
+        "reversibility": _STRING,
+        "external_reach": _STRING,
+        "facts": {"type": "array", "items": _STRING},
+    },
+    "required": ["title", "fields", "impact", "reversibility"],
+}
+
+_RECEIPT: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "Proof of a finished execution.",
+    "properties": {
+        "execution_id": _STRING,
+        "proposal_id": _STRING,
+        "action_id": _STRING,
+        "request_key": _STRING,
+        "operation": _STRING,
+        "status": _STRING,
+        "args_digest": _STRING,
+        "provider_reference": _NULLABLE_STRING,
+        "approvers": {"type": "array", "items": _STRING},
+        "completed_at": _NULLABLE_STRING,
+    },
+    "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
+}
+
+_EXECUTION_FIELDS: dict[str, Any] = {
+    "execution_id": _STRING,
+    "status": {
+        "type": "string",
+        "enum": [
+            "prepared",
+            "running",
+            "succeeded",
+            "failed_retryable",
+            "failed_terminal",
+            "unknown",
+            "needs_attention",
+        ],
+    },
+    "attempts": {"type": "integer"},
+    "error_code": _NULLABLE_STRING,
+    "receipt": _RECEIPT,
+}
+
+PROPOSAL: dict[str, Any] = {
+    "type": "object",
+    "description": "A frozen proposal and where it stands.",
+    "properties": {
+        "kind": {"const": "proposal"},
+        "proposal_id": _STRING,
+        "status": {
+            "type": "string",
+            "enum": [
+                "awaiting_confirmation",
+                "declined",
+                "cancelled",
+                "expired",
+                "confirmed",
+                "revoked",
+                "executing",
+                "succeeded",
+                "failed_retryable",
+                "failed_terminal",
+                "unknown",
+                "needs_attention",
+            ],
+        },
+        "tool": _STRING,
+        "arguments": {"type": "object", "description": "The canonical arguments that were frozen."},
+        "args_digest": _STRING,
+        "preview": _PREVIEW,
+        "risk": {"type": "object"},
+        "approval": {"type": "object", "description": "Who must confirm (the tool's policy)."},
+        "approvals": {"type": "array", "items": {"type": "object"}},
+        "version": {"type": "integer"},
+        "created_at": _STRING,
+        "expires_at": _STRING,
+        "confirm_url": {
+            "type": "string",
+            "description": "The page where an entitled person signs in and confirms.",
+        },
+        "confirmation_token": {
+            "type": ["string", "null"],
+            "description": "Only for the requesting agent, only once confirmed.",
+        },
+        "confirmation": {
+            "type": ["object", "null"],
+            "description": "What happened when the MCP client was asked to confirm.",
+            "properties": {
+                "channel": {"type": "string", "enum": ["form", "url"]},
+                "outcome": _STRING,
+                "code": _NULLABLE_STRING,
+            },
+            "required": ["channel", "outcome"],
+        },
+        "execution": {
+            "type": ["object", "null"],
+            "properties": _EXECUTION_FIELDS,
+            "required": ["execution_id", "status"],
+        },
+        "next_step": _STRING,
+    },
+    "required": [
+        "kind",
+        "proposal_id",
+        "status",
+        "tool",
+        "args_digest",
+        "preview",
+        "expires_at",
+        "confirm_url",
+        "confirmation_token",
+        "next_step",
+    ],
+}
+
+EXECUTION: dict[str, Any] = {
+    "type": "object",
+    "description": "What became of the confirmed write.",
+    "properties": {
+        "kind": {"const": "execution"},
+        "proposal_id": _STRING,
+        **_EXECUTION_FIELDS,
+        "duplicate": {"type": "boolean"},
+        "next_step": _STRING,
+    },
+    "required": ["kind", "proposal_id", "execution_id", "status", "receipt", "next_step"],
+}
+
+CLARIFICATION: dict[str, Any] = {
+    "type": "object",
+    "description": "An argument is ambiguous; ask the person. Nothing was created.",
+    "properties": {
+        "kind": {"const": "clarification"},
+        "code": {"const": "clarification_needed"},
+        "question": _STRING,
+        "field": _NULLABLE_STRING,
+        "tool": _STRING,
+        "next_step": _STRING,
+    },
+    "required": ["kind", "code", "question", "field", "next_step"],
+}
+
+REFUSAL: dict[str, Any] = {
+    "type": "object",
+    "description": "The protocol refused; nothing changed.",
+    "properties": {
+        "kind": {"const": "refusal"},
+        "code": {"type": "string", "description": "Stable machine code, e.g. expired, unknown."},
+        "message": _STRING,
+        "action": {"type": "string", "enum": list(REFUSAL_ACTIONS)},
+        "next_step": _STRING,
+        "details": {"type": "object"},
+    },
+    "required": ["kind", "code", "message", "action", "next_step", "details"],
+}
+
+
+def one_of(*variants: dict[str, Any]) -> dict[str, Any]:
+    """An object schema that is exactly one of the given shapes (an MCP outputSchema root)."""
+    return {"type": "object", "oneOf": list(variants)}
+
+
+REQUEST_OUTPUT = one_of(PROPOSAL, CLARIFICATION, REFUSAL)
+EXECUTE_OUTPUT = one_of(EXECUTION, REFUSAL)
+STATUS_OUTPUT = one_of(PROPOSAL, REFUSAL)

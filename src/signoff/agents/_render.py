@@ -1,0 +1,168 @@
+"""Proposals, executions and receipts as the JSON a model reads."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from signoff._model import Execution, ExecutionStatus, Proposal, ProposalStatus, Receipt
+from signoff.agents._names import STATUS_TOOL, execute_name, request_name
+
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
+
+
+class ConfirmationPages:
+    """Where a person confirms a proposal: ``{base}/ui/proposals/{id}`` of ``signoff serve``.
+
+    The URL carries no credential: whoever opens it signs in as an entitled approver.
+    """
+
+    def __init__(self, base_url: str = DEFAULT_PUBLIC_URL) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(
+                f"the public URL must be http(s)://host[:port][/path], got {base_url!r}"
+            )
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError("the public URL may not carry a query, fragment or credentials")
+        self.base_url = base_url.rstrip("/")
+
+    def url(self, proposal_id: str) -> str:
+        return f"{self.base_url}/ui/proposals/{quote(proposal_id, safe='')}"
+
+
+def proposal_payload(
+    proposal: Proposal,
+    *,
+    status: ProposalStatus,
+    confirm_url: str,
+    token: str | None,
+    execution: Execution | None = None,
+    receipt: Receipt | None = None,
+    confirmation: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``status`` may differ from ``proposal.status``: a window past its end reads as expired."""
+    return {
+        "kind": "proposal",
+        "proposal_id": proposal.proposal_id,
+        "status": status.value,
+        "tool": proposal.tool,
+        "arguments": proposal.arguments,
+        "args_digest": proposal.args_digest,
+        "preview": proposal.preview,
+        "risk": proposal.risk,
+        "approval": proposal.policy,
+        "approvals": [
+            {
+                "approver": a.approver,
+                "decision": a.kind.value,
+                "step": a.step,
+                "reason_code": a.reason_code,
+                "decided_at": a.decided_at.isoformat(),
+            }
+            for a in proposal.approvals
+        ],
+        "version": proposal.version,
+        "created_at": proposal.created_at.isoformat(),
+        "expires_at": proposal.expires_at.isoformat(),
+        "confirm_url": confirm_url,
+        "confirmation_token": token,
+        "confirmation": confirmation,
+        "execution": None if execution is None else _execution_fields(execution, receipt),
+        "next_step": _proposal_next_step(proposal, status, token, execution),
+    }
+
+
+def execution_payload(
+    proposal: Proposal, execution: Execution, receipt: Receipt | None, *, duplicate: bool
+) -> dict[str, Any]:
+    return {
+        "kind": "execution",
+        "proposal_id": proposal.proposal_id,
+        **_execution_fields(execution, receipt),
+        "duplicate": duplicate,
+        "next_step": execution_next_step(proposal.tool, execution.status),
+    }
+
+
+def receipt_payload(receipt: Receipt) -> dict[str, Any]:
+    return {
+        "execution_id": receipt.execution_id,
+        "proposal_id": receipt.proposal_id,
+        "action_id": receipt.action_id,
+        "request_key": receipt.request_key,
+        "operation": receipt.operation,
+        "status": receipt.status.value,
+        "args_digest": receipt.args_digest,
+        "provider_reference": receipt.provider_reference,
+        "approvers": list(receipt.approvers),
+        "completed_at": None if receipt.completed_at is None else receipt.completed_at.isoformat(),
+    }
+
+
+def _execution_fields(execution: Execution, receipt: Receipt | None) -> dict[str, Any]:
+    return {
+        "execution_id": execution.execution_id,
+        "status": execution.status.value,
+        "attempts": execution.attempts,
+        "error_code": execution.error_code,
+        "receipt": None if receipt is None else receipt_payload(receipt),
+    }
+
+
+def execution_next_step(tool: str, status: ExecutionStatus) -> str:
+    execute = execute_name(tool)
+    return {
+        ExecutionStatus.SUCCEEDED: (
+            f"Done, exactly once. Tell the user, citing the receipt. Do not call {execute} again."
+        ),
+        ExecutionStatus.FAILED_RETRYABLE: (
+            "The provider failed temporarily and nothing was written. You may call "
+            f"{execute} again with the same proposal_id and confirmation_token: signoff "
+            "retries with the same request key, never as a second operation."
+        ),
+        ExecutionStatus.FAILED_TERMINAL: (
+            "The provider refused and nothing was written. Tell the user; do not retry."
+        ),
+        ExecutionStatus.UNKNOWN: (
+            "The provider's answer was lost: the action may or may not have happened. Never "
+            f"make a new proposal for it. Call {STATUS_TOOL} later, or {execute} again with "
+            "the same proposal_id and token: signoff then looks the outcome up by its request "
+            "key instead of writing again."
+        ),
+        ExecutionStatus.NEEDS_ATTENTION: (
+            "A person must settle this execution. Tell the user; do not retry."
+        ),
+        ExecutionStatus.PREPARED: (
+            f"The action is starting. Do not call {execute} again; call {STATUS_TOOL} later."
+        ),
+        ExecutionStatus.RUNNING: (
+            f"The action is running. Do not call {execute} again; call {STATUS_TOOL} later."
+        ),
+    }[status]
+
+
+def _proposal_next_step(
+    proposal: Proposal, status: ProposalStatus, token: str | None, execution: Execution | None
+) -> str:
+    if execution is not None and status not in (ProposalStatus.AWAITING_CONFIRMATION,):
+        return execution_next_step(proposal.tool, execution.status)
+    request, execute = request_name(proposal.tool), execute_name(proposal.tool)
+    if status is ProposalStatus.AWAITING_CONFIRMATION:
+        return (
+            "Nothing has happened yet. Tell the user that a person must confirm it at "
+            f"confirm_url before expires_at; then call {STATUS_TOOL}. Do not make another "
+            "proposal for the same thing."
+        )
+    if status is ProposalStatus.CONFIRMED:
+        if token is None:
+            return "Confirmed; only the agent that requested it may execute it."
+        return f"Confirmed. Call {execute} with this proposal_id and confirmation_token."
+    return {
+        ProposalStatus.DECLINED: "A person declined it. Tell the user; do not retry or re-propose.",
+        ProposalStatus.CANCELLED: "It was cancelled; nothing will run.",
+        ProposalStatus.EXPIRED: (
+            f"It expired and nothing was done. If the user still wants it, call {request} again."
+        ),
+        ProposalStatus.REVOKED: "The confirmation was revoked; nothing will run. Tell the user.",
+    }.get(status, f"The action is under way. Call {STATUS_TOOL} later; do not execute again.")
