@@ -26,7 +26,7 @@ MAX_TOKEN_CHARS = 512
 
 
 class ExecuteArgs(StrictArgs):
-    """Arguments of every ``execute_confirmed_<tool>``: the proposal and its token, nothing else."""
+    """The confirmed proposal and its confirmation token; the arguments come from the proposal."""
 
     proposal_id: Annotated[
         str, Field(max_length=MAX_ID_CHARS, description="The proposal a person confirmed")
@@ -41,7 +41,7 @@ class ExecuteArgs(StrictArgs):
 
 
 class StatusArgs(StrictArgs):
-    """Arguments of ``get_proposal_status``."""
+    """The proposal to read."""
 
     proposal_id: Annotated[
         str, Field(max_length=MAX_ID_CHARS, description="The proposal_id a request returned")

@@ -1,0 +1,148 @@
+"""`signoff tools` (what a model sees) and `signoff mcp` (the MCP server over stdio)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from signoff.catalog._catalog import Catalog
+    from signoff.http._settings import Settings
+    from signoff.mcp_server import StaticIdentity
+
+FORMATS = ("openai", "openai-responses", "mcp")
+PUBLIC_URL_HELP = "Where `signoff serve` answers, for confirmation links (env SIGNOFF_PUBLIC_URL)."
+CONFIG_HELP = "TOML file with a [signoff] table (flags > SIGNOFF_* env > this file)."
+DEMO_PRINCIPAL = "u_42@acme"
+
+
+@click.command("tools")
+@click.option("--demo", is_flag=True, default=None, help="The demo catalog (refund_order, …).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="openai", show_default=True)
+@click.option("--config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
+def tools(demo: bool | None, fmt: str, config: str | None) -> None:
+    """Print the tool definitions a model sees, as JSON."""
+    from signoff.agents import agent_tools, openai_tools
+
+    with _catalog(_settings({"demo": demo}, config)) as catalog:
+        specs = agent_tools(catalog)
+    if fmt == "mcp":
+        from signoff.mcp_server import tool_definitions
+
+        document: Any = {"tools": tool_definitions(specs)}
+    else:
+        document = openai_tools(specs, api="responses" if fmt == "openai-responses" else "chat")
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+@click.command("mcp")
+@click.option("--db", "database_url", default=None, help="Database URL or SQLite path.")
+@click.option(
+    "--demo", is_flag=True, default=None, help="Demo shop and dev keys (as serve --demo)."
+)
+@click.option(
+    "--principal",
+    default=None,
+    metavar="SUB@TENANT",
+    help=f"The person the agent acts for; confirms in-band forms (demo: {DEMO_PRINCIPAL}).",
+)
+@click.option("--agent", default="agent:mcp", show_default=True, help="The agent's name (act).")
+@click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help=PUBLIC_URL_HELP)
+@click.option("--config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
+def mcp_command(
+    database_url: str | None,
+    demo: bool | None,
+    principal: str | None,
+    agent: str,
+    public_url: str | None,
+    config: str | None,
+) -> None:
+    """Serve the MCP tools over stdio, acting for --principal."""
+    from signoff.gate._gate import Gate
+    from signoff.mcp_server import create_mcp_server
+    from signoff.store import open_store
+
+    settings = _settings({"database_url": database_url, "demo": demo}, config)
+    identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
+    store = open_store(settings.database_url)
+    try:
+        with _catalog(settings, persistent=True) as catalog:
+            gate = Gate(
+                catalog,
+                store,
+                token_key=_token_key(settings),
+                audience=settings.audience,
+            )
+            server = create_mcp_server(gate, identity, public_url=public_url)
+            # stdout carries the protocol from here on; diagnostics go to stderr.
+            server.run("stdio")
+    finally:
+        store.close()
+
+
+def _settings(flags: dict[str, Any], config: str | None) -> Settings:
+    from signoff.http._settings import SettingsError, load_settings
+
+    try:
+        return load_settings(flags, env=os.environ, config=config)
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _token_key(settings: Settings) -> bytes:
+    from signoff.http._settings import SettingsError
+
+    try:
+        return settings.effective_token_key()
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _identity(principal: str | None, agent: str) -> StaticIdentity:
+    from signoff.mcp_server import StaticIdentity
+
+    if principal is None:
+        raise click.UsageError("--principal SUB@TENANT is required (or use --demo)")
+    subject, sep, tenant = principal.rpartition("@")
+    if not sep or not subject or not tenant:
+        raise click.BadParameter(
+            f"expected SUB@TENANT, got {principal!r}", param_hint="--principal"
+        )
+    try:
+        return StaticIdentity.for_person(subject, tenant, agent=agent)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--principal") from exc
+
+
+@contextmanager
+def _catalog(settings: Settings, *, persistent: bool = False) -> Iterator[Catalog]:
+    """The demo catalog (shop next to the database, or a throwaway one) or the configured one."""
+    from signoff.demo import DemoShop, demo_catalog
+    from signoff.http._app import load_catalog, open_demo
+    from signoff.http._settings import SettingsError
+
+    if not settings.demo:
+        try:
+            yield load_catalog(settings)
+        except SettingsError as exc:
+            raise click.ClickException(str(exc)) from exc
+        return
+    if persistent:
+        demo = open_demo(settings)
+        try:
+            yield demo_catalog(demo.shop, demo.provider)
+        finally:
+            demo.shop.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="signoff-tools-") as scratch:
+        shop = DemoShop(os.path.join(scratch, "shop.sqlite"))
+        try:
+            yield demo_catalog(shop)
+        finally:
+            shop.close()

@@ -1,0 +1,95 @@
+"""Streamable HTTP at ``/mcp`` inside ``signoff serve``, with bearer JWT identity.
+
+Every request must carry the same JWT the REST API takes; the agent principal
+comes from it alone. The session manager runs in the host app's lifespan (a
+mounted app's own lifespan never runs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+
+from signoff.mcp_server._identity import BearerIdentity, PrincipalTokenVerifier
+from signoff.mcp_server._server import create_mcp_server
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from signoff.http._settings import Settings
+    from signoff.http._state import AppState
+
+MOUNT_PATH = "/mcp"
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def include_mcp(app: FastAPI, state: AppState) -> None:
+    """The ``signoff serve`` extension: mount the MCP endpoint and run its session manager."""
+    settings = state.settings
+    public_url = public_url_of(settings)
+    server = create_mcp_server(
+        state.gate,
+        BearerIdentity(),
+        public_url=public_url,
+        token_verifier=PrincipalTokenVerifier(state.authenticator.authenticate),
+        issuer_url=_issuer_url(state, public_url),
+        request_state_keys=[_request_state_key(settings)],
+    )
+    app.mount(MOUNT_PATH, mcp_http_app(server, settings, public_url))
+    state.add_lifespan(server.session_manager.run)
+
+
+def mcp_http_app(server: MCPServer, settings: Settings, public_url: str) -> Starlette:
+    """The streamable HTTP ASGI app, answering at the mount point itself."""
+    return server.streamable_http_app(
+        streamable_http_path="/",
+        # Several workers share no sessions; each request then stands alone.
+        stateless_http=settings.workers > 1,
+        transport_security=transport_security(settings, public_url),
+        host=settings.host,
+    )
+
+
+def public_url_of(settings: Settings) -> str:
+    """Where people reach ``signoff serve`` (the confirmation pages)."""
+    configured = getattr(settings, "public_url", None)
+    if isinstance(configured, str) and configured:
+        return configured
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host  # noqa: S104
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{settings.port}"
+
+
+def transport_security(settings: Settings, public_url: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection: only loopback names and the public host are answered."""
+    public = urlsplit(public_url)
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if public.hostname not in _LOOPBACK:
+        hosts += [public.netloc, f"{public.hostname}:*"]
+        origins += [f"{public.scheme}://{public.netloc}"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def _issuer_url(state: AppState, public_url: str) -> str:
+    issuer = state.authenticator.issuer
+    return issuer if issuer.startswith(("https://", "http://")) else public_url
+
+
+def _request_state_key(settings: Settings) -> bytes:
+    """One key for every worker (derived from the token key), so any may take a retry."""
+    return hmac.new(
+        settings.effective_token_key(), b"signoff/mcp/request-state/v1", hashlib.sha256
+    ).digest()
+
+
+__all__ = ["MOUNT_PATH", "include_mcp", "mcp_http_app"]

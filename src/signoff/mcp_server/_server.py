@@ -1,0 +1,61 @@
+"""The signoff MCP server on the official SDK's ``MCPServer``."""
+
+from __future__ import annotations
+
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer, RequestStateSecurity
+
+from signoff import __version__
+from signoff.agents._render import ConfirmationPages
+from signoff.agents._service import AgentTools
+from signoff.gate._gate import Gate
+from signoff.mcp_server._identity import PrincipalTokenVerifier, SessionIdentity
+from signoff.mcp_server._tools import mcp_tools
+
+SERVER_NAME = "signoff"
+INSTRUCTIONS = """\
+signoff guards write operations. A request_<tool>_confirmation tool creates a
+confirmation request and does not perform the action; a person must confirm
+exactly that proposal (here in a form when the policy allows, otherwise on the
+confirmation page). get_proposal_status tells you the decision and, once
+confirmed, hands you the confirmation_token for execute_confirmed_<tool>.
+Follow each answer's next_step. Never retry an unknown outcome blindly."""
+
+
+def create_mcp_server(
+    gate: Gate,
+    identity: SessionIdentity,
+    *,
+    public_url: str | None = None,
+    token_verifier: PrincipalTokenVerifier | None = None,
+    issuer_url: str | None = None,
+    request_state_keys: list[bytes] | None = None,
+) -> MCPServer:
+    """The MCP server for ``gate``'s catalog, running every call as ``identity`` says.
+
+    ``public_url`` is where ``signoff serve`` answers (confirmation pages). Pass
+    ``token_verifier`` (with ``issuer_url``, the JWT issuer's URL) to require a
+    bearer token on streamable HTTP, and ``request_state_keys`` when several
+    processes serve one endpoint (the sealed round-trip state must open anywhere).
+    """
+    pages = ConfirmationPages(public_url) if public_url is not None else ConfirmationPages()
+    tools = AgentTools(gate, pages=pages)
+    auth = None
+    if token_verifier is not None:
+        auth = AuthSettings(
+            issuer_url=issuer_url or pages.base_url,
+            resource_server_url=None,
+        )
+    return MCPServer(
+        SERVER_NAME,
+        title="signoff",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        token_verifier=token_verifier,
+        auth=auth,
+        tools=mcp_tools(tools, identity),
+        request_state_security=(
+            RequestStateSecurity(keys=request_state_keys) if request_state_keys else None
+        ),
+        log_level="WARNING",
+    )
