@@ -74,6 +74,12 @@ cli.add_command(serve)
 cli.add_command(dev_token)
 
 
+from signoff.cli._agents import mcp_command, tools  # noqa: E402
+
+cli.add_command(tools)
+cli.add_command(mcp_command)
+
+
 def main() -> None:
     try:
         cli(standalone_mode=True)
