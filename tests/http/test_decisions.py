@@ -55,8 +55,9 @@ def test_missing_or_bad_idempotency_key_is_400(api: Api) -> None:
     body = {"decision": "approve", "expected_version": 1}
     missing = api.client.post(path, json=body, headers=auth(APPROVER))
     assert "Idempotency-Key" in assert_problem(missing, 400, "invalid_request")["detail"]
-    for key in ("", '""', "x" * 300, "ключ".encode()):
-        headers: dict[str, str | bytes] = {**auth(APPROVER), "Idempotency-Key": key}
+    for key in (b"", b'""', b"x" * 300, "ключ".encode()):
+        headers = [(k.encode(), v.encode()) for k, v in auth(APPROVER).items()]
+        headers.append((b"Idempotency-Key", key))
         response = api.client.post(path, json=body, headers=headers)
         assert_problem(response, 400, "invalid_request")
     assert api.world.gate.proposal(AGENT, proposal["proposal_id"]).approvals == ()

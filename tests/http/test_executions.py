@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import Any
 
-import httpx
+import httpx2 as httpx
 from fastapi.testclient import TestClient
 
 from signoff import Execution, Gate, HookPoint
@@ -15,7 +16,7 @@ from tests.conftest import AGENT, APPROVER, OTHER_TENANT, TOKEN_KEY, World
 from tests.http.conftest import Api, assert_problem, auth, make_app
 
 
-def confirmed(api: Api, **changes: object) -> tuple[str, str]:
+def confirmed(api: Api, **changes: Any) -> tuple[str, str]:
     proposal = api.propose(**changes)
     return proposal["proposal_id"], api.approve(proposal)
 

@@ -8,7 +8,7 @@ problem+json in ``_problems``. Extensions attach through ``_extras``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from signoff.gate._gate import Gate
 from signoff.http import _audit, _demo, _executions, _proposals, _system
 from signoff.http._auth import Authenticator
 from signoff.http._extras import Extra, default_extras
+from signoff.http._limits import BodyLimit
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
@@ -54,10 +55,10 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=_lifespan,
-        max_body_size=settings.max_body_bytes,
     )
     app.state.signoff = state
     install_problem_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     for module in (_system, _proposals, _executions, _audit):
         app.include_router(module.router)
@@ -88,28 +89,25 @@ def _build_state(
     demo: DemoObjects | None,
     authenticator: Authenticator | None,
 ) -> AppState:
-    closers = []
-    if gate is None:
-        settings.check()
-        store = open_store(settings.database_url)
-        closers.append(store.close)
-        if settings.demo and demo is None:
-            demo = open_demo(settings)
-            closers.append(demo.shop.close)
-        catalog = (
-            demo_catalog(demo.shop, demo.provider) if demo is not None else load_catalog(settings)
-        )
-        gate = Gate(
-            catalog, store, token_key=settings.effective_token_key(), audience=settings.audience
-        )
-    return AppState(
-        settings=settings,
-        gate=gate,
-        authenticator=authenticator or Authenticator.from_settings(settings),
-        metrics=Metrics(),
-        demo=demo,
-        closers=closers,
-    )
+    closers: list[Callable[[], None]] = []
+    try:
+        if gate is None:
+            settings.check()
+            store = open_store(settings.database_url)
+            closers.append(store.close)
+            if settings.demo and demo is None:
+                demo = open_demo(settings)
+                closers.append(demo.shop.close)
+            catalog = demo_catalog(demo.shop, demo.provider) if demo else load_catalog(settings)
+            gate = Gate(
+                catalog, store, token_key=settings.effective_token_key(), audience=settings.audience
+            )
+        authenticator = authenticator or Authenticator.from_settings(settings)
+    except BaseException:
+        for close in reversed(closers):
+            close()
+        raise
+    return AppState(settings, gate, authenticator, Metrics(), demo, closers=closers)
 
 
 def demo_shop_path(database_url: str) -> str:

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signoff.exceptions import NotAuthenticated, OutcomeUnknown, SignoffError, StoreUnavailable
+from signoff.http._metrics import PROBLEM_CODE_SCOPE_KEY
 
 log = logging.getLogger("signoff.http")
 
@@ -67,6 +68,7 @@ class Problem(BaseModel):
 
 class ProblemResponse(JSONResponse):
     media_type = PROBLEM_MEDIA_TYPE
+    code: str = ""
 
 
 def problem(
@@ -94,7 +96,9 @@ def problem(
             body[key] = value
     if errors is not None:
         body["errors"] = errors
-    return ProblemResponse(body, status_code=status, headers=dict(headers or {}))
+    response = ProblemResponse(body, status_code=status, headers=dict(headers or {}))
+    response.code = code
+    return response
 
 
 def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemResponse:
@@ -125,10 +129,17 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_middleware(ProblemSafetyNet)
 
 
+def _counted(scope: Scope, response: ProblemResponse) -> ProblemResponse:
+    """Tell the metrics middleware which problem code this request ended with."""
+    scope[PROBLEM_CODE_SCOPE_KEY] = response.code
+    return response
+
+
 async def _on_signoff_error(request: Request, exc: SignoffError) -> ProblemResponse:
     if exc.status >= 500 and not isinstance(exc, StoreUnavailable | OutcomeUnknown):
         log.error("internal signoff error on %s %s: %r", request.method, request.url.path, exc)
-    return error_problem(exc, instance=request.url.path)
+    response = error_problem(exc, instance=request.url.path)
+    return _counted(request.scope, response)
 
 
 async def _on_validation_error(request: Request, exc: RequestValidationError) -> ProblemResponse:
@@ -146,7 +157,8 @@ async def _on_http_exception(request: Request, exc: HTTPException) -> ProblemRes
     status = exc.status_code if 400 <= exc.status_code < 500 else 503
     code = _HTTP_CODES.get(status, f"http_{status}")
     detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
-    return problem(status, code, detail, instance=request.url.path, headers=exc.headers)
+    response = problem(status, code, detail, instance=request.url.path, headers=exc.headers)
+    return _counted(request.scope, response)
 
 
 def _field_error(error: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,4 +215,4 @@ class ProblemSafetyNet:
                 instance=scope.get("path"),
                 headers={"Retry-After": "1"},
             )
-            await response(scope, receive, send)
+            await _counted(scope, response)(scope, receive, send)
