@@ -17,7 +17,7 @@ from signoff.audit._chain import AuditEvent
 
 
 class View(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class PreviewFieldView(View):
