@@ -20,7 +20,7 @@ from signoff.http._state import AppState
 Extra = Callable[[FastAPI, AppState], None]
 
 EXTRAS: tuple[str, ...] = (
-    # "signoff.web:include_ui",     # issue 5: confirmation pages under /ui/
+    "signoff.web:include_ui",  # issue 5: confirmation pages under /ui/
     # "signoff.mcp:include_mcp",    # issue 6: MCP streamable HTTP at /mcp
 )
 

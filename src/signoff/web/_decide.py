@@ -1,0 +1,102 @@
+"""The one state-changing page action: approve or reject, exactly as the gate decides.
+
+The form carries only the decision, ``expected_version``, the idempotency key
+generated when the page was rendered, the CSRF token, re-typed values and a
+reason. Arguments are never read from the form: the gate decides on the
+stored snapshot. A double submit repeats the key and gets the first answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from signoff._model import Decision, DecisionKind, DecisionResult, Principal, ReasonCode
+from signoff.exceptions import InvalidRequest, RetypeMismatch, SignoffError
+from signoff.web._forms import Form, posted_form
+from signoff.web._proposal_pages import detail_context, load
+from signoff.web._refusals import refusal_page
+from signoff.web._session import WebSession
+from signoff.web._ui import PREFIX, Ui
+
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
+RETYPE_PREFIX = "retype."
+MAX_REASON = 2000
+MAX_RETYPED = 200
+_KEY = re.compile(r"^ui_[0-9a-f]{32}$")
+_VERSION = re.compile(r"^[1-9][0-9]{0,9}$")
+
+
+@router.post("/proposals/{proposal_id}/decision")
+async def decide(request: Request, proposal_id: str) -> Response:
+    form = await posted_form(request)
+    if isinstance(form, Response):
+        return form
+    ui, session, fields = form
+    principal = session.principal
+    if principal is None:
+        return RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
+    try:
+        decision, key = parse_decision(fields)
+        result = await run_in_threadpool(
+            ui.app_state.gate.decide, principal, proposal_id, decision, idempotency_key=key
+        )
+    except RetypeMismatch as exc:
+        return await run_in_threadpool(_retype_refused, ui, session, principal, proposal_id, exc)
+    except SignoffError as exc:
+        return refusal_page(ui, session, exc, proposal_id=proposal_id)
+    return _decided(result)
+
+
+def parse_decision(fields: Form) -> tuple[Decision, str]:
+    """The decision as the gate takes it; a malformed form is an InvalidRequest (400)."""
+    key = fields.get("idempotency_key", "")
+    version = fields.get("expected_version", "")
+    if not _KEY.match(key) or not _VERSION.match(version):
+        raise InvalidRequest("the form is incomplete; reload the proposal and decide again")
+    kind = fields.get("decision")
+    if kind == DecisionKind.APPROVE.value:
+        retyped = {
+            name.removeprefix(RETYPE_PREFIX): value.strip()[:MAX_RETYPED]
+            for name, value in fields.items()
+            if name.startswith(RETYPE_PREFIX)
+        }
+        return Decision(DecisionKind.APPROVE, int(version), retyped=retyped or None), key
+    if kind == DecisionKind.REJECT.value:
+        code = fields.get("reason_code", "")
+        if code not in {c.value for c in ReasonCode}:
+            raise InvalidRequest("choose a reason to reject")
+        reason = fields.get("reason", "").strip()
+        if len(reason) > MAX_REASON:
+            raise InvalidRequest(f"the reason is longer than {MAX_REASON} characters")
+        return Decision(DecisionKind.REJECT, int(version), ReasonCode(code), reason or None), key
+    raise InvalidRequest("the decision must be approve or reject")
+
+
+def _decided(result: DecisionResult) -> Response:
+    # The confirmation token is never shown: it is bound to the requesting agent,
+    # which fetches it itself. The page only says what was decided.
+    url = f"{PREFIX}/proposals/{result.proposal.proposal_id}/result"
+    return RedirectResponse(url + ("?repeat=1" if result.duplicate else ""), status_code=303)
+
+
+def _retype_refused(
+    ui: Ui, session: WebSession, principal: Principal, proposal_id: str, exc: RetypeMismatch
+) -> Response:
+    """The detail page again with the mismatch said next to the field; nothing decided."""
+    try:
+        proposal = load(ui, principal, proposal_id)
+    except SignoffError as error:
+        return refusal_page(ui, session, error, proposal_id=proposal_id)
+    context = detail_context(
+        ui,
+        principal,
+        proposal,
+        retype_error="The value you typed does not match the proposal. Nothing was decided; "
+        "read the value again and re-type it exactly.",
+    )
+    return ui.render("detail.html", session, context, status=422)

@@ -1,0 +1,101 @@
+"""Who may sign in to the pages: a verified JWT, an OIDC login hook, or a demo user.
+
+The pages act as the same principals as the API (sub, tenant, roles). A token
+carrying ``act`` is an agent's and is refused: agents never use this page. The
+OIDC hook is an interface only; a deployment supplies a :class:`LoginProvider`
+through :func:`signoff.web.install_ui`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+import jwt
+
+from signoff._model import Principal
+from signoff.exceptions import NotAuthenticated
+from signoff.http._auth import Authenticator
+
+
+@dataclass(frozen=True, slots=True)
+class DemoUser:
+    principal: Principal
+    description: str
+
+
+def _demo(subject: str, tenant: str, roles: tuple[str, ...], description: str) -> DemoUser:
+    return DemoUser(Principal(subject, tenant, frozenset(roles)), description)
+
+
+DEMO_USERS: tuple[DemoUser, ...] = (
+    _demo("alice", "acme", ("refund_approver",), "approver: decides acme's refunds"),
+    _demo("dave", "acme", ("auditor",), "auditor: reads history, decides nothing"),
+    _demo("carol", "acme", (), "acme employee without the approver role"),
+    _demo("u_42", "acme", (), "customer: the agent asks on their behalf"),
+    _demo("gina", "globex", ("refund_approver",), "approver of another tenant (globex)"),
+)
+
+
+def demo_user(subject: object) -> DemoUser | None:
+    return next((u for u in DEMO_USERS if u.principal.subject == subject), None)
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """A verified person and how long their session may last."""
+
+    principal: Principal
+    valid_until: datetime
+
+
+def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
+    """Verify the JWT with the API's own authenticator; refuse an agent's token."""
+    principal = authenticator.authenticate(token.strip())
+    return sign_in_person(principal, _expiry(token))
+
+
+def sign_in_person(principal: Principal, valid_until: datetime) -> SignIn:
+    if principal.actor is not None:
+        raise NotAuthenticated(
+            "this token is an agent's (it has an act claim); agents never use this page",
+            reason="agent_token",
+        )
+    return SignIn(principal, valid_until)
+
+
+def _expiry(verified_token: str) -> datetime:
+    # Only read after authenticate() verified the signature and the exp claim.
+    claims = jwt.decode(verified_token.strip(), options={"verify_signature": False})
+    return datetime.fromtimestamp(int(claims["exp"]), UTC)
+
+
+class LoginProvider(Protocol):
+    """An OpenID Connect login hook (authorization code flow with PKCE).
+
+    The pages generate ``state``, ``nonce`` and the PKCE pair, keep them in
+    the signed session, send the browser to :meth:`authorization_url` and,
+    when it comes back to ``/ui/sign-in/oidc/<name>/callback`` with the same
+    ``state``, call :meth:`complete`. ``complete`` exchanges the code,
+    verifies the ID token (issuer, audience, expiry, ``nonce``) and maps its
+    claims to a person, or raises :class:`~signoff.exceptions.NotAuthenticated`.
+    """
+
+    @property
+    def name(self) -> str:
+        """URL-safe identifier, e.g. ``corp``."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """Button text, e.g. ``Sign in with Corp SSO``."""
+        ...
+
+    def authorization_url(
+        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+    ) -> str: ...
+
+    def complete(
+        self, *, code: str, nonce: str, code_verifier: str, redirect_uri: str
+    ) -> SignIn: ...

@@ -1,0 +1,33 @@
+"""Attach the confirmation pages to the HTTP app (the ``signoff.http`` extension point)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.staticfiles import StaticFiles
+
+from signoff.http._state import AppState
+from signoff.web import _decide, _proposal_pages, _sign_in
+from signoff.web._headers import SecurityHeaders
+from signoff.web._identity import LoginProvider
+from signoff.web._ui import PREFIX, Ui
+
+STATIC = Path(__file__).parent / "static"
+
+
+def include_ui(app: FastAPI, state: AppState) -> None:
+    """The pages under ``/ui/`` with the JWT sign-in (and demo users in demo mode)."""
+    install_ui(app, state)
+
+
+def install_ui(
+    app: FastAPI, state: AppState, *, login_providers: Sequence[LoginProvider] = ()
+) -> None:
+    """The pages with OIDC login hooks: name a function calling this in ``EXTRAS``."""
+    app.state.signoff_ui = Ui.build(state, login_providers)
+    app.add_middleware(SecurityHeaders, prefix=PREFIX)
+    app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")
+    for module in (_sign_in, _proposal_pages, _decide):
+        app.include_router(module.router)

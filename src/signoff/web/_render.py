@@ -1,0 +1,72 @@
+"""HTML rendering: Jinja2 templates with autoescaping on and undefined names refused.
+
+Everything a model or a requester could have written (the rationale, a
+refund reason, any preview text) is escaped by Jinja2 and passed through
+``visible``, which shows bidirectional overrides and other invisible
+characters as ``⟨U+202E⟩`` so text cannot be made to read differently
+from what it says.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.responses import HTMLResponse
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def visible(text: object) -> str:
+    """Format and control characters (Unicode Cf/Cc, except newline and tab) made visible."""
+    return "".join(
+        f"⟨U+{ord(ch):04X}⟩"
+        if unicodedata.category(ch) in ("Cf", "Cc") and ch not in "\n\t"
+        else ch
+        for ch in str(text)
+    )
+
+
+def machine(value: object) -> str:
+    """The canonical value as JSON, exactly as the digest covers it."""
+    return visible(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def when(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def remaining(until: datetime, now: datetime) -> str:
+    """Time left in words; the countdown script refines it every second."""
+    left = until - now
+    if left <= timedelta(0):
+        return "expired"
+    minutes, seconds = divmod(int(left.total_seconds()), 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours} h {minutes} min left"
+    return f"{minutes} min {seconds} s left" if minutes else f"{seconds} s left"
+
+
+class Renderer:
+    """Renders a named template into an HTML response."""
+
+    def __init__(self, directory: Path = TEMPLATES) -> None:
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(directory),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters.update(visible=visible, machine=machine, when=when)
+        self.env.globals.update(remaining=remaining)
+
+    def page(self, template: str, context: Mapping[str, Any], *, status: int = 200) -> HTMLResponse:
+        html = self.env.get_template(template).render(context)
+        return HTMLResponse(html, status_code=status)

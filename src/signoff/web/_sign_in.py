@@ -1,0 +1,198 @@
+"""Sign-in and sign-out: a pasted JWT, a demo user (demo mode only), or an OIDC login hook."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from signoff.exceptions import NotAuthenticated
+from signoff.web._forms import posted_form
+from signoff.web._identity import DEMO_USERS, SignIn, demo_user, sign_in_person, sign_in_with_jwt
+from signoff.web._session import SESSION_TTL, PendingLogin, WebSession
+from signoff.web._ui import PREFIX, Ui, safe_next, ui_of
+
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
+
+
+@router.get("")
+def root() -> Response:
+    return RedirectResponse(f"{PREFIX}/inbox", status_code=303)
+
+
+@router.get("/sign-in")
+def sign_in_page(request: Request, next: str | None = None) -> Response:
+    ui = ui_of(request)
+    session = ui.session(request)
+    fresh = session is None
+    if session is None:
+        session = WebSession.anonymous(ui.now())
+    return _sign_in_form(ui, session, safe_next(next), set_cookie=fresh)
+
+
+@router.post("/sign-in")
+async def sign_in_with_token(request: Request) -> Response:
+    form = await posted_form(request)
+    if isinstance(form, Response):
+        return form
+    ui, session, fields = form
+    try:
+        signed = await run_in_threadpool(
+            sign_in_with_jwt, ui.app_state.authenticator, fields.get("token", "")
+        )
+    except NotAuthenticated as exc:
+        return _sign_in_form(ui, session, safe_next(fields.get("next")), error=exc.message)
+    return _start_session(ui, session, signed, via="jwt", next_path=fields.get("next"))
+
+
+@router.post("/sign-in/demo")
+async def sign_in_as_demo_user(request: Request) -> Response:
+    form = await posted_form(request)
+    if isinstance(form, Response):
+        return form
+    ui, session, fields = form
+    user = demo_user(fields.get("user"))
+    if not ui.demo or user is None:
+        return ui.render(
+            "error.html",
+            session,
+            {"title": "Not found", "message": "There is no such demo user on this server."},
+            status=404,
+        )
+    signed = SignIn(user.principal, ui.now() + SESSION_TTL)
+    return _start_session(ui, session, signed, via="demo", next_path=fields.get("next"))
+
+
+@router.post("/sign-out")
+async def sign_out(request: Request) -> Response:
+    form = await posted_form(request)
+    if isinstance(form, Response):
+        return form
+    ui, _, _ = form
+    response = RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
+    ui.clear_cookie(response)
+    return response
+
+
+@router.get("/sign-in/oidc/{name}")
+def oidc_start(request: Request, name: str, next: str | None = None) -> Response:
+    ui = ui_of(request)
+    provider = ui.login_providers.get(name)
+    if provider is None:
+        return _no_provider(ui)
+    session = ui.session(request) or WebSession.anonymous(ui.now())
+    verifier = secrets.token_urlsafe(48)
+    login = PendingLogin(
+        provider=name,
+        state=secrets.token_urlsafe(24),
+        nonce=secrets.token_urlsafe(24),
+        code_verifier=verifier,
+        next_path=safe_next(next),
+    )
+    url = provider.authorization_url(
+        state=login.state,
+        nonce=login.nonce,
+        code_challenge=_s256(verifier),
+        redirect_uri=_callback_uri(request, name),
+    )
+    response = RedirectResponse(url, status_code=303)
+    ui.set_cookie(response, session.with_pending_login(login))
+    return response
+
+
+@router.get("/sign-in/oidc/{name}/callback")
+def oidc_callback(
+    request: Request, name: str, code: str | None = None, state: str | None = None
+) -> Response:
+    """The provider sends the browser back here; ``state`` must be the one we sent."""
+    ui = ui_of(request)
+    provider = ui.login_providers.get(name)
+    session = ui.session(request)
+    if provider is None or session is None:
+        return _no_provider(ui)
+    login = session.pending_login
+    if (
+        login is None
+        or login.provider != name
+        or not code
+        or not hmac.compare_digest((state or "").encode(), login.state.encode())
+    ):
+        return _sign_in_form(
+            ui,
+            session.with_pending_login(None),
+            f"{PREFIX}/inbox",
+            error=_LOGIN_LOST,
+            set_cookie=True,
+        )
+    try:
+        signed = provider.complete(
+            code=code,
+            nonce=login.nonce,
+            code_verifier=login.code_verifier,
+            redirect_uri=_callback_uri(request, name),
+        )
+        signed = sign_in_person(signed.principal, signed.valid_until)
+    except NotAuthenticated as exc:
+        return _sign_in_form(
+            ui,
+            session.with_pending_login(None),
+            login.next_path,
+            error=exc.message,
+            set_cookie=True,
+        )
+    return _start_session(ui, session, signed, via=f"oidc:{name}", next_path=login.next_path)
+
+
+_LOGIN_LOST = "The sign-in could not be completed (state mismatch or expired). Try again."
+
+
+def _start_session(
+    ui: Ui, session: WebSession, signed: SignIn, *, via: str, next_path: str | None
+) -> Response:
+    until = min(signed.valid_until, ui.now() + SESSION_TTL)
+    response = RedirectResponse(safe_next(next_path), status_code=303)
+    ui.set_cookie(response, session.signed_in(signed.principal, via=via, until=until))
+    return response
+
+
+def _sign_in_form(
+    ui: Ui,
+    session: WebSession,
+    next_path: str,
+    *,
+    error: str | None = None,
+    set_cookie: bool = False,
+) -> Response:
+    context: dict[str, Any] = {
+        "next": next_path,
+        "error": error,
+        "demo_users": DEMO_USERS if ui.demo else (),
+        "providers": list(ui.login_providers.values()),
+    }
+    status = 401 if error else 200
+    return ui.render("sign_in.html", session, context, status=status, set_cookie=set_cookie)
+
+
+def _no_provider(ui: Ui) -> Response:
+    return ui.render(
+        "error.html",
+        WebSession.anonymous(ui.now()),
+        {"title": "Not found", "message": "There is no such sign-in method on this server."},
+        status=404,
+    )
+
+
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def _callback_uri(request: Request, name: str) -> str:
+    return str(request.url_for("oidc_callback", name=name))
