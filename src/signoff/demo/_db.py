@@ -67,7 +67,7 @@ class PostgresShopDatabase:
     dialect = "postgresql"
 
     def __init__(self, url: str) -> None:
-        from signoff.store._postgres import PostgresConnections  # optional dependency
+        from signoff.store._pgconn import PostgresConnections  # optional dependency
 
         self._db = PostgresConnections(url, max_size=4)
         self.schema = self._db.schema
@@ -76,14 +76,14 @@ class PostgresShopDatabase:
     def write(self) -> Iterator[ShopConnection]:
         from psycopg import IsolationLevel
 
-        with self._db.connection(IsolationLevel.READ_COMMITTED, read_only=False) as conn:
+        with self._db.transaction(IsolationLevel.READ_COMMITTED, read_only=False) as conn:
             yield _PostgresConnection(conn)
 
     @contextmanager
     def read(self) -> Iterator[ShopConnection]:
         from psycopg import IsolationLevel
 
-        with self._db.connection(IsolationLevel.READ_COMMITTED, read_only=True) as conn:
+        with self._db.transaction(IsolationLevel.READ_COMMITTED, read_only=True) as conn:
             yield _PostgresConnection(conn)
 
     def close(self) -> None:
