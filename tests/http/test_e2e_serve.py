@@ -1,0 +1,161 @@
+"""A real `signoff serve --demo` process (two workers) on a free port, driven over HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from signoff import exceptions
+from signoff.client import SignoffClient
+from signoff.demo import DemoShop, RefundProvider
+from tests.conftest import REFUND
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Server:
+    base_url: str
+    db: Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def signoff(*args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "signoff", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    db = tmp_path_factory.mktemp("serve") / "signoff.db"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "signoff",
+            "serve",
+            "--demo",
+            "--db",
+            str(db),
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base_url, process)
+        yield Server(base_url, db)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+def wait_ready(base_url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "signoff serve exited early"
+        try:
+            if httpx.get(f"{base_url}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("signoff serve did not become ready")
+
+
+def shop_ledger(db: Path) -> list[tuple[str, str, int]]:
+    shop = DemoShop(f"{db}.shop.sqlite")
+    try:
+        return [(e.tenant, e.order_id, e.amount_minor) for e in RefundProvider(shop).ledger()]
+    finally:
+        shop.close()
+
+
+def test_demo_flow_over_a_real_server(server: Server) -> None:
+    """Seeded data, CLI dev tokens, one refund in the demo ledger, token then refused."""
+    agent_jwt = signoff(
+        "dev-token", "--demo", "--sub", "u_42", "--tenant", "acme", "--act", "agent:support-bot"
+    )
+    approver_jwt = signoff(
+        "dev-token", "--demo", "--sub", "alice", "--tenant", "acme", "--role", "refund_approver"
+    )
+    with SignoffClient(server.base_url, agent_jwt) as agent:
+        approver = agent.as_caller(approver_jwt)
+        assert agent.demo_order("ord_1100").payable_minor == 19900
+        proposal = agent.propose("refund_order", REFUND)
+        decision = approver.approve(proposal, idempotency_key="walkthrough-approve")
+        assert approver.approve(proposal, idempotency_key="walkthrough-approve").duplicate
+        assert decision.confirmation_token is not None
+        outcome = agent.execute(proposal.proposal_id, decision.confirmation_token)
+        assert outcome.receipt is not None
+        assert outcome.receipt.status == "succeeded"
+        with pytest.raises(exceptions.AlreadyConsumed):
+            agent.execute(proposal.proposal_id, decision.confirmation_token)
+        ledger = agent.demo_ledger()
+    assert [(e.order_id, e.amount_minor) for e in ledger] == [("ord_1001", 19900)]
+    assert shop_ledger(server.db) == [("acme", "ord_1001", 19900)]
+
+
+def test_32_concurrent_executions_across_workers_refund_once(server: Server) -> None:
+    """Two worker processes, 32 racing requests with one token: one refund."""
+    agent_jwt = signoff(
+        "dev-token", "--demo", "--sub", "u_42", "--tenant", "acme", "--act", "agent:support-bot"
+    )
+    approver_jwt = signoff(
+        "dev-token", "--demo", "--sub", "bob", "--tenant", "acme", "--role", "refund_approver"
+    )
+    with SignoffClient(server.base_url, agent_jwt) as agent:
+        proposal = agent.propose("refund_order", {**REFUND, "order_id": "ord_1050"})
+        token = agent.as_caller(approver_jwt).approve(proposal).confirmation_token
+    body = {"proposal_id": proposal.proposal_id, "confirmation_token": token}
+
+    def post(n: int) -> int:
+        headers = {"Authorization": f"Bearer {agent_jwt}", "Idempotency-Key": f"race-{n}"}
+        return httpx.post(
+            f"{server.base_url}/v1/executions", json=body, headers=headers, timeout=60
+        ).status_code
+
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        statuses = sorted(pool.map(post, range(32)))
+    assert statuses == [200] + [409] * 31
+    refunds = [row for row in shop_ledger(server.db) if row[1] == "ord_1050"]
+    assert refunds == [("acme", "ord_1050", 19900)]
