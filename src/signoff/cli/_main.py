@@ -74,6 +74,16 @@ cli.add_command(serve)
 cli.add_command(dev_token)
 
 
+from signoff.cli._reconcile import reconcile  # noqa: E402
+
+cli.add_command(reconcile)
+
+
+from signoff.cli._chaos import chaos  # noqa: E402
+
+cli.add_command(chaos)
+
+
 from signoff.cli._agents import mcp_command, tools  # noqa: E402
 
 cli.add_command(tools)

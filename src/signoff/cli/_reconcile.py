@@ -1,0 +1,225 @@
+"""`signoff reconcile`: settle stuck executions by lookup, once or as a long-running worker."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import timedelta
+from types import FrameType
+from typing import Any
+
+import click
+
+from signoff._directory import RoleDirectory
+from signoff.catalog._catalog import Catalog
+from signoff.gate._gate import Gate
+from signoff.gate._reconcile import Reconciled
+from signoff.gate._reconciler import ReconcileLoop
+from signoff.store import open_store
+
+DEFAULT_DB = "signoff.db"
+SHOP_SUFFIX = ".shop.sqlite"
+
+
+def load_object(reference: str, option: str) -> Any:
+    """``package.module:attr`` (``attr`` may be dotted); a callable is called with no arguments."""
+    module_name, _, attr = reference.partition(":")
+    if not module_name or not attr:
+        raise click.BadParameter(f"expected MODULE:ATTR, got {reference!r}", param_hint=option)
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise click.BadParameter(
+            f"cannot import {module_name!r}: {exc}", param_hint=option
+        ) from exc
+    for part in attr.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise click.BadParameter(
+                f"{module_name!r} has no {attr!r}", param_hint=option
+            ) from None
+    if callable(value) and not isinstance(value, Catalog) and not hasattr(value, "holds_role"):
+        try:
+            value = value()
+        except Exception as exc:  # the user's factory: report it as a bad option value
+            message = f"calling {reference} failed: {type(exc).__name__}: {exc}"
+            raise click.BadParameter(message, param_hint=option) from exc
+    return value
+
+
+def demo_shop_location(db: str, shop: str | None) -> str:
+    """The demo shop next to a SQLite database (``<db>.shop.sqlite``), or ``--demo-shop``."""
+    if shop is not None:
+        return shop
+    if db.startswith(("postgresql://", "postgres://")):
+        raise click.UsageError("--demo with a PostgreSQL --db needs --demo-shop LOCATION")
+    return db.removeprefix("sqlite:///").removeprefix("sqlite://") + SHOP_SUFFIX
+
+
+@contextmanager
+def open_catalog(
+    db: str, *, demo: bool, shop: str | None, catalog_ref: str | None
+) -> Iterator[Catalog]:
+    if demo == (catalog_ref is not None):
+        raise click.UsageError("name the tools to reconcile: --demo or --catalog MODULE:ATTR")
+    if catalog_ref is not None:
+        catalog = load_object(catalog_ref, "--catalog")
+        if not isinstance(catalog, Catalog):
+            raise click.BadParameter("must name a signoff.Catalog", param_hint="--catalog")
+        yield catalog
+        return
+    from signoff.demo import DemoShop, demo_catalog
+
+    demo_shop = DemoShop(demo_shop_location(db, shop))
+    try:
+        yield demo_catalog(demo_shop)
+    finally:
+        demo_shop.close()
+
+
+def load_directory(reference: str | None) -> RoleDirectory | None:
+    if reference is None:
+        return None
+    directory = load_object(reference, "--directory")
+    if not callable(getattr(directory, "holds_role", None)):
+        raise click.BadParameter("must name a RoleDirectory", param_hint="--directory")
+    return directory  # type: ignore[no-any-return]
+
+
+def _printer(as_json: bool) -> Any:
+    def print_pass(done: list[Reconciled]) -> None:
+        for r in done:
+            if as_json:
+                record = {"execution_id": r.execution_id, "action": r.action, "status": r.status}
+                click.echo(json.dumps(record))
+            else:
+                click.echo(f"{r.execution_id}  {r.action.value:<13} -> {r.status.value}")
+
+    return print_pass
+
+
+@click.command("reconcile")
+@click.option(
+    "--db",
+    envvar="SIGNOFF_DATABASE_URL",
+    default=DEFAULT_DB,
+    show_default=True,
+    help="Database URL or SQLite path (env SIGNOFF_DATABASE_URL).",
+)
+@click.option("--once", is_flag=True, help="One pass over what is stuck now, then exit.")
+@click.option(
+    "--older-than",
+    "older_than",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Leave executions touched more recently than this to their worker.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Pause between passes (worker mode).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Executions claimed per pass.",
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=0.05),
+    default=300.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a claim keeps other reconcilers away.",
+)
+@click.option(
+    "--catalog",
+    "catalog_ref",
+    metavar="MODULE:ATTR",
+    help="Your tools: a signoff.Catalog, or a callable returning one.",
+)
+@click.option(
+    "--directory",
+    "directory_ref",
+    metavar="MODULE:ATTR",
+    help="Role directory to re-check approvers (a RoleDirectory or a callable).",
+)
+@click.option("--demo", is_flag=True, help="Reconcile the demo refund tool.")
+@click.option(
+    "--demo-shop",
+    "shop",
+    metavar="LOCATION",
+    help="The demo shop's database [default: <db>.shop.sqlite].",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per handled execution.")
+def reconcile(
+    db: str,
+    once: bool,
+    older_than: float,
+    interval: float,
+    limit: int,
+    lease: float,
+    catalog_ref: str | None,
+    directory_ref: str | None,
+    demo: bool,
+    shop: str | None,
+    as_json: bool,
+) -> None:
+    """Settle stuck executions: look each up by request key; never re-run blindly.
+
+    Claims `prepared`/`running` executions whose lease lapsed and `unknown` ones
+    (one reconciler each, however many run), asks the provider, and records
+    succeeded, failed_terminal, another attempt with the same request key, or
+    needs_attention.
+    """  # fmt: skip
+    with ExitStack() as stack:
+        store = stack.enter_context(open_store(db))
+        catalog = stack.enter_context(
+            open_catalog(db, demo=demo, shop=shop, catalog_ref=catalog_ref)
+        )
+        gate = Gate(
+            catalog,
+            store,
+            directory=load_directory(directory_ref),
+            lease=timedelta(seconds=lease),
+        )
+        loop = ReconcileLoop(
+            gate,
+            interval=timedelta(seconds=interval),
+            older_than=timedelta(seconds=older_than),
+            limit=limit,
+            on_pass=_printer(as_json),
+        )
+        if once:
+            done = loop.run_once()
+            if not as_json:
+                click.echo(f"reconciled {len(done)} executions", err=True)
+            return
+        stop = threading.Event()
+        with _stop_on_signals(stop):
+            loop.run(stop)
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
