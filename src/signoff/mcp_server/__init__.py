@@ -5,13 +5,13 @@ stdio; :func:`include_mcp` mounts it at ``/mcp`` of ``signoff serve``
 (streamable HTTP, bearer JWT identity).
 """
 
+from signoff.mcp_server._http import include_mcp
 from signoff.mcp_server._identity import (
     BearerIdentity,
     PrincipalTokenVerifier,
     SessionIdentity,
     StaticIdentity,
 )
-from signoff.mcp_server._http import include_mcp
 from signoff.mcp_server._server import create_mcp_server
 from signoff.mcp_server._tools import tool_definitions
 

@@ -20,13 +20,15 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CallToolResult,
-    Tool as ToolDefinition,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
     InputRequiredResult,
     TextContent,
     ToolAnnotations,
+)
+from mcp_types import (
+    Tool as ToolDefinition,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
