@@ -68,6 +68,11 @@ def db_upgrade(url: str) -> None:
     click.echo(f"schema version {before} -> {after}")
 
 
+from signoff.cli._bench import bench  # noqa: E402
+
+cli.add_command(bench)
+
+
 from signoff.cli._serve import dev_token, serve  # noqa: E402
 
 cli.add_command(serve)

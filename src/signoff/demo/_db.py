@@ -6,6 +6,7 @@ Both hand out connections with ``execute(sql, params)`` and
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
@@ -38,6 +39,10 @@ class ShopDatabase(Protocol):
 
     def read(self) -> AbstractContextManager[ShopConnection]: ...
 
+    def autocommit(self) -> AbstractContextManager[ShopConnection]:
+        """Each statement commits on its own: the cheapest way to run a one-statement write."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -45,6 +50,10 @@ class SQLiteShopDatabase(SQLiteFile):
     """The shop's own SQLite file; connections are plain ``sqlite3`` ones."""
 
     dialect = "sqlite"
+
+    def autocommit(self) -> AbstractContextManager[sqlite3.Connection]:
+        # A lone statement in SQLite still takes the writer lock and commits: the same as this.
+        return self.write()
 
 
 class _PostgresConnection:
@@ -81,9 +90,13 @@ class PostgresShopDatabase:
 
     @contextmanager
     def read(self) -> Iterator[ShopConnection]:
-        from psycopg import IsolationLevel
+        # The shop's reads are single statements: no BEGIN/COMMIT round trips around them.
+        with self._db.statements() as conn:
+            yield _PostgresConnection(conn)
 
-        with self._db.transaction(IsolationLevel.READ_COMMITTED, read_only=True) as conn:
+    @contextmanager
+    def autocommit(self) -> Iterator[ShopConnection]:
+        with self._db.statements() as conn:
             yield _PostgresConnection(conn)
 
     def close(self) -> None:

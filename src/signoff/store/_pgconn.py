@@ -86,12 +86,25 @@ class PostgresConnections:
         self, isolation: IsolationLevel, *, read_only: bool
     ) -> Iterator[psycopg.Connection[Any]]:
         """One transaction: committed when the block ends, rolled back if it raises."""
+        with self._checkout(autocommit=False) as conn:
+            if conn.isolation_level is not isolation or conn.read_only is not read_only:
+                # Local attributes: psycopg folds them into this transaction's BEGIN.
+                conn.isolation_level = isolation
+                conn.read_only = read_only
+            yield conn
+
+    @contextmanager
+    def statements(self) -> Iterator[psycopg.Connection[Any]]:
+        """Autocommit: each statement is its own transaction (single-statement reads)."""
+        with self._checkout(autocommit=True) as conn:
+            yield conn
+
+    @contextmanager
+    def _checkout(self, *, autocommit: bool) -> Iterator[psycopg.Connection[Any]]:
         try:
             with self._connections().connection() as conn:
-                if conn.isolation_level is not isolation or conn.read_only is not read_only:
-                    # Local attributes: psycopg folds them into this transaction's BEGIN.
-                    conn.isolation_level = isolation
-                    conn.read_only = read_only
+                if conn.autocommit is not autocommit:
+                    conn.autocommit = autocommit
                 yield conn
         except psycopg.errors.TransactionRollback:
             raise

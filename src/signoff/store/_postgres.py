@@ -32,6 +32,7 @@ POSTGRESQL = Dialect(
     placeholder="%s",
     for_update="FOR UPDATE",
     skip_locked="FOR UPDATE SKIP LOCKED",
+    writable_cte=True,
 )
 # One key for every signoff migration in a database: DDL runs one migrator at a time.
 MIGRATION_LOCK = 0x5159_0FF0

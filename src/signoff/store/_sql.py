@@ -44,6 +44,8 @@ class Dialect:
     placeholder: str
     for_update: str
     skip_locked: str
+    writable_cte: bool = False
+    """``WITH x AS (INSERT …) UPDATE …`` runs both in one statement (PostgreSQL)."""
 
     def sql(self, statement: str) -> str:
         if self.placeholder == "?":
@@ -84,6 +86,10 @@ _PROPOSAL_COLUMNS = (
     "arguments, args_digest, resource_id, state_version, state, risk, policy, preview, "
     "rationale, request_key, status, version, created_at, expires_at"
 )
+_PROPOSAL_FIELDS = tuple(name.strip() for name in _PROPOSAL_COLUMNS.split(","))
+_PROPOSAL_COLUMNS_P = ", ".join(f"p.{name}" for name in _PROPOSAL_FIELDS)
+_APPROVAL_COLUMNS = "approver, kind, step, reason_code, reason, decided_at"
+_APPROVAL_COLUMNS_D = ", ".join(f"d.{name.strip()}" for name in _APPROVAL_COLUMNS.split(","))
 _EXECUTION_COLUMNS = (
     "execution_id, proposal_id, tenant, token_id, request_key, status, attempts, "
     "provider_reference, error_code, error_message, created_at, updated_at, lease_until"
@@ -133,13 +139,18 @@ class SqlTransaction:
         )
 
     def proposal(self, tenant: str, proposal_id: str) -> Proposal | None:
-        row = self.run(
-            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE proposal_id = ? AND tenant = ?",
+        # One statement: the proposal on every row, with one row per decision (or none).
+        rows = self.run(
+            f"SELECT {_PROPOSAL_COLUMNS_P}, {_APPROVAL_COLUMNS_D} FROM proposals p "
+            "LEFT JOIN decisions d ON d.proposal_id = p.proposal_id "
+            "WHERE p.proposal_id = ? AND p.tenant = ? ORDER BY d.decided_at, d.approver",
             (proposal_id, tenant),
-        ).fetchone()
-        if row is None:
+        ).fetchall()
+        if not rows:
             return None
-        return _proposal(row, self.approvals(proposal_id))
+        width = len(_PROPOSAL_FIELDS)
+        approvals = tuple(_approval(row[width:]) for row in rows if row[width] is not None)
+        return _proposal(rows[0], approvals)
 
     def proposals(
         self, tenant: str, *, statuses: Sequence[str] = (), limit: int = 100
@@ -205,13 +216,11 @@ class SqlTransaction:
 
     def approvals(self, proposal_id: str) -> tuple[Approval, ...]:
         rows = self.run(
-            "SELECT approver, kind, step, reason_code, reason, decided_at FROM decisions "
+            f"SELECT {_APPROVAL_COLUMNS} FROM decisions "
             "WHERE proposal_id = ? ORDER BY decided_at, approver",
             (proposal_id,),
         ).fetchall()
-        return tuple(
-            Approval(r[0], DecisionKind(r[1]), r[2], r[3], r[4], from_micros(r[5])) for r in rows
-        )
+        return tuple(_approval(row) for row in rows)
 
     # tokens ----------------------------------------------------------------
 
@@ -438,15 +447,18 @@ class SqlTransaction:
         actor: str | None = None,
     ) -> None:
         """Append to the tenant's chain; the head row lock orders concurrent writers."""
-        self.run(
-            "INSERT INTO audit_heads (tenant, seq, hash) VALUES (?, 0, ?) "
-            "ON CONFLICT (tenant) DO NOTHING",
-            (tenant, GENESIS),
-        )
-        seq, prev = self.run(
-            f"SELECT seq, hash FROM audit_heads WHERE tenant = ? {self._dialect.for_update}",
-            (tenant,),
-        ).fetchone()
+        head = self._audit_head(tenant)
+        if head is None:
+            # The tenant's first event. A concurrent first append waits on this insert,
+            # then does nothing and locks the row the winner created.
+            self.run(
+                "INSERT INTO audit_heads (tenant, seq, hash) VALUES (?, 0, ?) "
+                "ON CONFLICT (tenant) DO NOTHING",
+                (tenant, GENESIS),
+            )
+            head = self._audit_head(tenant)
+            assert head is not None
+        seq, prev = head
         seq += 1
         payload = _dump(data)
         digest = event_hash(
@@ -460,12 +472,25 @@ class SqlTransaction:
             data=payload,
             prev_hash=prev,
         )
-        self.run(
+        insert = (
             "INSERT INTO audit_events (tenant, seq, at, kind, proposal_id, execution_id, actor, "
-            "data, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (tenant, seq, at, kind, proposal_id, execution_id, actor, payload, prev, digest),
+            "data, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?)"
         )
-        self.run("UPDATE audit_heads SET seq = ?, hash = ? WHERE tenant = ?", (seq, digest, tenant))
+        event = (tenant, seq, at, kind, proposal_id, execution_id, actor, payload, prev, digest)
+        advance = "UPDATE audit_heads SET seq = ?, hash = ? WHERE tenant = ?"
+        if self._dialect.writable_cte:
+            # One round trip fewer while this tenant's head row is locked.
+            self.run(f"WITH appended AS ({insert}) {advance}", (*event, seq, digest, tenant))
+        else:
+            self.run(insert, event)
+            self.run(advance, (seq, digest, tenant))
+
+    def _audit_head(self, tenant: str) -> tuple[int, str] | None:
+        row = self.run(
+            f"SELECT seq, hash FROM audit_heads WHERE tenant = ? {self._dialect.for_update}",
+            (tenant,),
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
 
     def audit_events(
         self, *, tenant: str | None = None, proposal_id: str | None = None
@@ -519,6 +544,10 @@ def _proposal(row: Sequence[Any], approvals: tuple[Approval, ...]) -> Proposal:
         expires_at=from_micros(row[20]),
         approvals=approvals,
     )
+
+
+def _approval(row: Sequence[Any]) -> Approval:
+    return Approval(row[0], DecisionKind(row[1]), row[2], row[3], row[4], from_micros(row[5]))
 
 
 def _execution(row: Sequence[Any]) -> Execution:

@@ -1,0 +1,94 @@
+"""Count the transactions a run commits, so "commits per flow" is measured, not assumed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+
+from signoff.demo._db import ShopConnection, ShopDatabase
+from signoff.store._base import Store
+from signoff.store._sql import SqlTransaction
+
+
+@dataclass
+class Counts:
+    signoff_writes: int = 0
+    signoff_reads: int = 0
+    shop_writes: int = 0
+    shop_reads: int = 0
+
+    def reset(self) -> None:
+        self.signoff_writes = self.signoff_reads = self.shop_writes = self.shop_reads = 0
+
+    def add(self, other: Counts) -> None:
+        self.signoff_writes += other.signoff_writes
+        self.signoff_reads += other.signoff_reads
+        self.shop_writes += other.shop_writes
+        self.shop_reads += other.shop_reads
+
+
+class CountingStore(Store):
+    """Delegates to a store and counts its committed write and read transactions."""
+
+    def __init__(self, inner: Store, counts: Counts) -> None:
+        self.inner = inner
+        self.url = inner.url
+        self.integrity_errors = inner.integrity_errors
+        self.counts = counts
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqlTransaction]:
+        with self.inner.transaction() as tx:
+            yield tx
+        self.counts.signoff_writes += 1
+
+    @contextmanager
+    def read(self) -> Iterator[SqlTransaction]:
+        with self.inner.read() as tx:
+            yield tx
+        self.counts.signoff_reads += 1
+
+    def migrate(self) -> int:
+        return self.inner.migrate()
+
+    def schema_version(self) -> int:
+        return self.inner.schema_version()
+
+    def ping(self) -> None:
+        self.inner.ping()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class CountingShopDatabase:
+    """The same for the shop's (the provider's) own database."""
+
+    def __init__(self, inner: ShopDatabase, counts: Counts) -> None:
+        self.inner = inner
+        self.dialect = inner.dialect
+        self.counts = counts
+
+    def write(self) -> AbstractContextManager[ShopConnection]:
+        return self._counted(self.inner.write(), write=True)
+
+    def read(self) -> AbstractContextManager[ShopConnection]:
+        return self._counted(self.inner.read(), write=False)
+
+    @contextmanager
+    def _counted(
+        self, inner: AbstractContextManager[ShopConnection], *, write: bool
+    ) -> Iterator[ShopConnection]:
+        with inner as conn:
+            yield conn
+        if write:
+            self.counts.shop_writes += 1
+        else:
+            self.counts.shop_reads += 1
+
+    def autocommit(self) -> AbstractContextManager[ShopConnection]:
+        return self._counted(self.inner.autocommit(), write=True)
+
+    def close(self) -> None:
+        self.inner.close()
