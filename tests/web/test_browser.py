@@ -1,0 +1,364 @@
+"""The confirmation pages in a real browser: Debian's chromium, driven by Playwright.
+
+One demo server (uvicorn in a thread, on a free port, on a temporary database)
+serves the whole module, exactly as ``signoff serve --demo`` builds it; the
+agent's side (propose, execute) goes through that server's gate, and every
+test checks the demo provider's ledger or the audit log, not only the page.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Dialog,
+    Page,
+    Playwright,
+    sync_playwright,
+)
+
+from signoff import Proposal, ProposalStatus
+from signoff.http import AppState, Settings, create_app, state_of
+from tests.conftest import AGENT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-gpu",
+    "--disable-quic",
+]
+SCREENSHOTS_ENV = "SIGNOFF_UI_SCREENSHOTS"
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)", allow_module_level=True)
+
+
+@dataclass
+class Live:
+    """The running demo server and the objects behind it."""
+
+    base: str
+    state: AppState
+
+    def propose(self, order: str, amount: int = 19900, *, rationale: str | None = None) -> Proposal:
+        arguments = {"order_id": order, "amount_minor": amount, "currency": "CNY", "reason": None}
+        return self.state.gate.propose(AGENT, "refund_order", arguments, rationale=rationale)
+
+    def url(self, proposal: Proposal, suffix: str = "") -> str:
+        return f"{self.base}/ui/proposals/{proposal.proposal_id}{suffix}"
+
+    def ledger(self, order: str) -> list[int]:
+        assert self.state.demo is not None
+        return [
+            e.amount_minor for e in self.state.demo.provider.ledger("acme") if e.order_id == order
+        ]
+
+    def decisions(self, proposal: Proposal) -> int:
+        events = self.state.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+        return sum(e.kind.startswith("decision.") for e in events)
+
+    def status(self, proposal: Proposal) -> ProposalStatus:
+        return self.state.gate.proposal(AGENT, proposal.proposal_id).status
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    path = tmp_path_factory.mktemp("ui")
+    app = create_app(Settings(demo=True, database_url=str(path / "signoff.db")))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="none", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    ready = threading.Event()
+    for _ in range(200):
+        if server.started:
+            ready.set()
+            break
+        ready.wait(0.05)
+    assert ready.is_set(), "the demo server did not start"
+    yield Live(f"http://127.0.0.1:{port}", state_of(app))
+    server.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    context = browser.new_context()
+    context.set_default_timeout(10_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Page:
+    return context.new_page()
+
+
+def sign_in(page: Page, live: Live, who: str) -> None:
+    page.goto(f"{live.base}/ui/sign-in")
+    page.get_by_role("button", name=f"Sign in as {who}").click()
+    page.wait_for_url(re.compile(r"/ui/inbox$"))
+
+
+def form_fields(page: Page, selector: str) -> dict[str, str | float | bool]:
+    """The hidden inputs of a form on the page, as a forger would copy them."""
+    fields: dict[str, str | float | bool] = page.eval_on_selector_all(
+        f"{selector} input[type=hidden]",
+        "nodes => Object.fromEntries(nodes.map(n => [n.name, n.value]))",
+    )
+    return fields
+
+
+def test_approve_then_the_receipt_once_the_agent_executes(live: Live, page: Page) -> None:
+    """Inbox → detail → Approve → result; the agent runs it; reload shows the receipt."""
+    proposal = live.propose("ord_1001", rationale="The parcel arrived damaged.")
+    violations: list[str] = []
+    page.on(
+        "console", lambda m: violations.append(m.text) if "Content Security" in m.text else None
+    )
+    sign_in(page, live, "alice")
+    page.get_by_role("link", name=proposal.preview["title"]).first.click()
+    assert page.get_by_role("heading", level=1).inner_text() == "Refund ¥199.00 on order ord_1001"
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_url(re.compile(r"/result$"))
+    assert "confirmed" in page.locator("#outcome-heading + p").inner_text()
+    token = live.state.gate.confirmation_token(AGENT, proposal.proposal_id)
+    assert token not in page.content()
+    live.state.gate.execute(AGENT, proposal.proposal_id, token)
+    page.reload()
+    receipt = page.locator("dl[aria-labelledby=receipt-heading]").inner_text()
+    assert "succeeded" in receipt and proposal.request_key in receipt and "alice" in receipt
+    assert live.ledger("ord_1001") == [19900]
+    assert violations == []
+
+
+def test_reject_with_a_reason_without_javascript(browser: Browser, live: Live) -> None:
+    """With JavaScript off the forms still work: rejected, declined, no ledger entry."""
+    proposal = live.propose("ord_1002")
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        sign_in(page, live, "alice")
+        page.goto(live.url(proposal))
+        page.get_by_label("Reason for rejecting").select_option("wrong_target")
+        page.get_by_label("Details (optional)").fill("Wrong customer")
+        page.get_by_role("button", name="Reject").click()
+        page.wait_for_url(re.compile(r"/result$"))
+        assert "Rejected: the operation will not run." in page.content()
+    finally:
+        context.close()
+    assert live.status(proposal) is ProposalStatus.DECLINED
+    assert live.ledger("ord_1002") == []
+
+
+def test_double_click_approve_is_one_decision(live: Live, page: Page) -> None:
+    """Two fast clicks (and a replay of the same form) record one approval."""
+    proposal = live.propose("ord_1003")
+    sign_in(page, live, "alice")
+    page.goto(live.url(proposal))
+    fields = form_fields(page, "form.approve")
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.get_by_role("button", name="Approve").dblclick()
+    page.wait_for_url(re.compile(r"/result(\?repeat=1)?$"))
+    assert posts  # chromium may send one or two; the replay below is the second for sure
+    replay = page.request.post(live.url(proposal, "/decision"), form=fields)
+    assert replay.ok and "It was recorded once." in replay.text()
+    assert live.decisions(proposal) == 1
+    assert live.status(proposal) is ProposalStatus.CONFIRMED
+
+
+def test_a_stale_second_tab_gets_already_decided(live: Live, context: BrowserContext) -> None:
+    """Tab 1 approves; tab 2, opened before, gets 409 "already decided by alice"."""
+    proposal = live.propose("ord_1004")
+    first, second = context.new_page(), context.new_page()
+    sign_in(first, live, "alice")
+    first.goto(live.url(proposal))
+    second.goto(live.url(proposal))
+    first.get_by_role("button", name="Approve").click()
+    first.wait_for_url(re.compile(r"/result$"))
+    with second.expect_response(re.compile(r"/decision$")) as answer:
+        second.get_by_role("button", name="Approve").click()
+    assert answer.value.status == 409
+    text = second.locator("main").inner_text()
+    assert "Already decided" in text and "decided by alice at" in text
+    assert "did not decide anything" in text
+    assert live.decisions(proposal) == 1
+
+
+def test_rationale_payloads_are_inert_text(live: Live, page: Page) -> None:
+    """<script> and <img onerror> in the model's rationale render as text and never run."""
+    payload = (
+        "<script>window.__xss = 1; alert(1)</script>"
+        '<img src=x onerror="window.__xss = 2; alert(2)">'
+        "\u202eevil text"
+    )
+    proposal = live.propose("ord_1005", rationale=payload)
+    dialogs: list[str] = []
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    sign_in(page, live, "alice")
+    page.goto(live.url(proposal))
+    rationale = page.locator("#rationale")
+    assert "<script>window.__xss = 1; alert(1)</script>" in rationale.inner_text()
+    assert "⟨U+202E⟩evil text" in rationale.inner_text()
+    assert rationale.locator("script, img").count() == 0
+    assert page.evaluate("window.__xss") is None and dialogs == []
+    assert "untrusted" in page.locator("#rationale-heading").inner_text().lower()
+
+
+def test_a_post_without_the_csrf_token_is_403(live: Live, page: Page) -> None:
+    """The signed-in approver's own browser, minus the token: refused, nothing decided."""
+    proposal = live.propose("ord_1006")
+    sign_in(page, live, "alice")
+    page.goto(live.url(proposal))
+    fields = form_fields(page, "form.approve")
+    del fields["csrf_token"]
+    response = page.request.post(live.url(proposal, "/decision"), form=fields)
+    assert response.status == 403
+    assert live.decisions(proposal) == 0 and live.ledger("ord_1006") == []
+
+
+def test_without_the_role_no_button_and_a_forged_post_is_refused(
+    live: Live, page: Page, browser: Browser
+) -> None:
+    """carol sees the proposal but no Approve; posting alice's form with her token is 403."""
+    proposal = live.propose("ord_1007")
+    alice = browser.new_context()
+    try:
+        alice_page = alice.new_page()
+        sign_in(alice_page, live, "alice")
+        alice_page.goto(live.url(proposal))
+        fields = form_fields(alice_page, "form.approve")
+    finally:
+        alice.close()
+    sign_in(page, live, "carol")
+    page.goto(live.url(proposal))
+    assert page.get_by_role("button", name="Approve").count() == 0
+    assert "needs the role 'refund_approver'" in page.locator("#not-entitled").inner_text()
+    carol_token = form_fields(page, "form.sign-out")["csrf_token"]
+    forged = page.request.post(
+        live.url(proposal, "/decision"), form={**fields, "csrf_token": carol_token}
+    )
+    assert forged.status == 403
+    assert live.decisions(proposal) == 0
+
+
+def test_another_tenants_proposal_id_is_404(live: Live, page: Page) -> None:
+    """gina (globex) opening acme's proposal gets the plain not-found page."""
+    proposal = live.propose("ord_1008")
+    sign_in(page, live, "gina")
+    response = page.goto(live.url(proposal))
+    assert response is not None and response.status == 404
+    assert proposal.preview["title"] not in page.content()
+
+
+def test_high_risk_retype_mismatch_is_refused(live: Live, page: Page) -> None:
+    """¥1,500.00 is high risk: a wrong re-type is 422 and undecided; the right one approves."""
+    assert live.state.demo is not None
+    live.state.demo.shop.add_order("acme", "ord_9100", owner="u_42", payable=500_000)
+    proposal = live.propose("ord_9100", 150_000)
+    sign_in(page, live, "alice")
+    page.goto(live.url(proposal))
+    field = page.get_by_label(re.compile("Re-type the amount"))
+    field.fill("1500")
+    with page.expect_response(re.compile(r"/decision$")) as answer:
+        page.get_by_role("button", name="Approve").click()
+    assert answer.value.status == 422
+    assert page.locator("#retype-error").is_visible()
+    assert live.decisions(proposal) == 0
+    page.get_by_label(re.compile("Re-type the amount")).fill("¥1,500.00")
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_url(re.compile(r"/result$"))
+    assert live.status(proposal) is ProposalStatus.CONFIRMED
+
+
+def test_keyboard_order_and_a_phone_screen(live: Live, browser: Browser) -> None:
+    """Tab reaches re-type, Approve, then the reject reason; nothing overflows 390 px."""
+    assert live.state.demo is not None
+    live.state.demo.shop.add_order("acme", "ord_9101", owner="u_42", payable=500_000)
+    proposal = live.propose("ord_9101", 120_000)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        sign_in(page, live, "alice")
+        page.goto(live.url(proposal))
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        order = []
+        for _ in range(40):
+            page.keyboard.press("Tab")
+            order.append(
+                page.evaluate("document.activeElement.id || document.activeElement.className")
+            )
+        assert (
+            order.index("retype-amount_minor") < order.index("approve") < order.index("reason_code")
+        )
+        countdown = page.locator("time[data-countdown]").first.inner_text()
+        assert re.fullmatch(r"\d+ min \d+ s left", countdown)
+    finally:
+        context.close()
+
+
+def test_screenshots_of_inbox_and_detail(live: Live, browser: Browser, tmp_path: Path) -> None:
+    """Inbox and detail render; ``SIGNOFF_UI_SCREENSHOTS=docs`` keeps the PNGs for the docs."""
+    assert live.state.demo is not None
+    live.state.demo.shop.add_order("acme", "ord_9200", owner="u_42", payable=300_000)
+    live.propose("ord_1099", 4900, rationale="Customer reports the lid was cracked on arrival.")
+    shown = live.propose(
+        "ord_9200",
+        129_900,
+        rationale="The customer returned the espresso machine unopened; policy allows a refund.",
+    )
+    context = browser.new_context(viewport={"width": 800, "height": 480})
+    try:
+        page = context.new_page()
+        sign_in(page, live, "alice")
+        shots = {"ui-inbox.png": page.screenshot(full_page=True)}
+        page.set_viewport_size({"width": 800, "height": 900})
+        page.goto(live.url(shown))
+        page.get_by_label(re.compile("Re-type the amount")).focus()
+        shots["ui-detail.png"] = page.screenshot(full_page=True)
+    finally:
+        context.close()
+    target = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path)
+    for name, png in shots.items():
+        assert png.startswith(b"\x89PNG")
+        (target / name).write_bytes(png)
