@@ -2,17 +2,18 @@
 
 For every point, ``kills`` times: confirm a ¥1.00 refund on a fresh order,
 start a worker process on it, wait until it reports reaching the point, and
-``kill -9`` it. Then, once the dead workers' leases have lapsed, start
-``reconcilers`` real ``signoff reconcile --once`` processes at the same time,
-and compare each execution record with the provider's ledger and the order.
+``kill -9`` it. ``anywhere`` kills after a random delay instead, wherever the
+worker is. Then restart: the client executes again any operation whose token
+was never consumed, and, once the dead workers' leases have lapsed,
+``reconcilers`` real ``signoff reconcile --once`` processes start at the same
+time. Last, each execution record is compared with the provider's ledger and
+the order's refunded total.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
+import random
+import statistics
 import sys
 import tempfile
 import threading
@@ -28,99 +29,80 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from signoff._model import Execution, Proposal
-from signoff.chaos._world import AMOUNT_MINOR, FIRST_ORDER, TENANT, ChaosWorld, open_world
-from signoff.demo import LedgerEntry
+from signoff.chaos._figures import ChaosReport, PointFigures, figures_line
+from signoff.chaos._processes import (
+    ANYWHERE,
+    STAGES,
+    Setup,
+    WorkerEnd,
+    kill_anywhere,
+    kill_at_point,
+    reconcile_round,
+)
+from signoff.chaos._world import AGENT, AMOUNT_MINOR, FIRST_ORDER, TENANT, ChaosWorld, open_world
+from signoff.exceptions import SignoffError
 from signoff.gate._hooks import HookPoint
 from signoff.testing._effects import Effect, check_exactly_once
 
-WORKER_TIMEOUT_S = 60.0
+POINTS = (*(p.value for p in HookPoint), ANYWHERE)
 RECONCILE_ROUNDS = 3
+CALIBRATION_RUNS = 3
+TRIES_PER_KILL = 10
 
 
 @dataclass(frozen=True, slots=True)
-class PointFigures:
-    """What the kills at one point left behind, after reconciliation.
-
-    ``duplicates``: refunds beyond one per confirmed operation (or under a key
-    no execution owns). ``lost``: confirmed operations that ended without their
-    refund. ``mismatched``: refunds whose record says failed. ``open``:
-    executions still not terminal. ``reconciled``: executions the reconciler
-    processes handled. ``double_handled``: executions that two reconciler
-    processes both reported handling.
-    """
-
-    point: str
-    kills: int
-    missed: int
-    effects: int
-    duplicates: int
-    lost: int
-    mismatched: int
-    open: int
-    reconciled: int
-    double_handled: int
-    seconds: float
-
-    @property
-    def ok(self) -> bool:
-        return not (
-            self.missed
-            or self.duplicates
-            or self.lost
-            or self.mismatched
-            or self.open
-            or self.double_handled
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ChaosReport:
-    store: str
-    points: tuple[PointFigures, ...]
-    audit_ok: bool
-
-    @property
-    def ok(self) -> bool:
-        return self.audit_ok and all(p.ok for p in self.points)
-
-
-@dataclass(frozen=True, slots=True)
-class _Kill:
+class _Run:
     proposal: Proposal
-    reached: bool
-    detail: str
+    token: str
+    end: WorkerEnd
 
 
-@dataclass(frozen=True, slots=True)
-class _Setup:
-    db: str
-    shop: str
-    lease: float
+class _Orders:
+    """Fresh order numbers, one per confirmed operation, across threads."""
+
+    def __init__(self, first: int) -> None:
+        self._next = first
+        self._lock = threading.Lock()
+
+    def take(self) -> int:
+        with self._lock:
+            self._next += 1
+            return self._next
 
 
 def run_chaos(
     db: str | None = None,
     *,
     kills: int = 50,
-    points: Sequence[HookPoint] = tuple(HookPoint),
+    points: Sequence[str] = POINTS,
     reconcilers: int = 2,
     parallel: int = 2,
     lease: float = 0.5,
+    seed: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ChaosReport:
     """Run the chaos experiment on a fresh database (SQLite file or PostgreSQL schema)."""
     if kills < 1 or reconcilers < 1 or parallel < 1 or lease <= 0:
         raise ValueError("kills, reconcilers and parallel must be ≥ 1; lease > 0")
+    unknown = [p for p in points if p not in POINTS]
+    if unknown:
+        raise ValueError(f"unknown points {unknown}; choose from {list(POINTS)}")
     say = progress or (lambda line: None)
+    rng = random.Random(seed)
     with _fresh_databases(db) as (fresh_db, shop):
-        setup = _Setup(fresh_db, shop, lease)
+        setup = Setup(fresh_db, shop, lease)
         world = open_world(setup.db, setup.shop, lease=timedelta(seconds=lease))
+        orders = _Orders(FIRST_ORDER)
         try:
             figures = []
-            for index, point in enumerate(points):
-                first = FIRST_ORDER + index * kills
-                figures.append(_run_point(world, setup, point, first, kills, reconcilers, parallel))
-                say(_line(figures[-1]))
+            for point in points:
+                started = time.monotonic()
+                if point == ANYWHERE:
+                    runs = _kill_anywhere(world, setup, orders, kills, parallel, rng)
+                else:
+                    runs = _kill_at(world, setup, orders, HookPoint(point), kills, parallel)
+                figures.append(_settle(world, setup, point, runs, reconcilers, started))
+                say(figures_line(figures[-1]))
             audit_ok = world.gate.verify_audit().ok
         finally:
             world.close()
@@ -128,85 +110,86 @@ def run_chaos(
     return ChaosReport(kind, tuple(figures), audit_ok)
 
 
-def _run_point(
+def _kill_at(
     world: ChaosWorld,
-    setup: _Setup,
+    setup: Setup,
+    orders: _Orders,
     point: HookPoint,
-    first_order: int,
     kills: int,
-    reconcilers: int,
     parallel: int,
-) -> PointFigures:
-    started = time.monotonic()
+) -> list[_Run]:
+    def one(_: int) -> _Run:
+        proposal, token = world.confirmed_refund(orders.take())
+        end = kill_at_point(setup, point.value, proposal.proposal_id, token)
+        return _Run(proposal, token, end)
+
     with ThreadPoolExecutor(max_workers=parallel) as pool:
-        results = list(
-            pool.map(lambda n: _kill_one(world, setup, point, first_order + n), range(kills))
-        )
-    proposals = [r.proposal for r in results]
-    for detail in {r.detail for r in results if not r.reached}:
-        sys.stderr.write(f"chaos: a worker did not reach {point.value}: {detail}\n")
+        return list(pool.map(one, range(kills)))
+
+
+def _kill_anywhere(
+    world: ChaosWorld,
+    setup: Setup,
+    orders: _Orders,
+    kills: int,
+    parallel: int,
+    rng: random.Random,
+) -> list[_Run]:
+    """Kill at a uniformly random moment of an execute call (its length measured first)."""
+    runs: list[_Run] = []
+    for _ in range(CALIBRATION_RUNS):
+        proposal, token = world.confirmed_refund(orders.take())
+        runs.append(_Run(proposal, token, kill_anywhere(setup, proposal.proposal_id, token, None)))
+    bound = 1.2 * statistics.median(r.end.seconds for r in runs)
+    lock = threading.Lock()
+
+    def one(_: int) -> None:
+        for _try in range(TRIES_PER_KILL):
+            proposal, token = world.confirmed_refund(orders.take())
+            with lock:
+                delay = rng.uniform(0, bound)
+            end = kill_anywhere(setup, proposal.proposal_id, token, delay)
+            with lock:
+                runs.append(_Run(proposal, token, end))
+            if end.killed:
+                return
+
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        list(pool.map(one, range(kills)))
+    return runs
+
+
+def _settle(
+    world: ChaosWorld,
+    setup: Setup,
+    point: str,
+    runs: Sequence[_Run],
+    reconcilers: int,
+    started: float,
+) -> PointFigures:
+    for detail in {r.end.said + " " + r.end.detail for r in runs if r.end.detail}:
+        sys.stderr.write(f"chaos: a worker at {point} ended on its own: {detail}\n")
+    _execute_unconsumed(world, runs)
+    proposals = [r.proposal for r in runs]
     time.sleep(setup.lease + 0.2)  # the dead workers' leases lapse
     handled: Counter[str] = Counter()
     for _ in range(RECONCILE_ROUNDS):
-        handled.update(_reconcile_round(setup, reconcilers))
-        if not _open_executions(world, proposals):
+        handled.update(reconcile_round(setup, reconcilers))
+        if not any(not e.status.is_terminal for e in _executions(world, proposals)):
             break
         time.sleep(setup.lease)
-    return _compare(world, point, results, handled, time.monotonic() - started)
+    return _compare(world, point, runs, handled, time.monotonic() - started)
 
 
-def _kill_one(world: ChaosWorld, setup: _Setup, point: HookPoint, order_number: int) -> _Kill:
-    proposal, token = world.confirmed_refund(order_number)
-    job = {
-        "db": setup.db,
-        "shop": setup.shop,
-        "lease": setup.lease,
-        "point": point.value,
-        "proposal_id": proposal.proposal_id,
-        "token": token,
-    }
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "signoff.chaos._worker"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert worker.stdin is not None and worker.stdout is not None
-    watchdog = threading.Timer(WORKER_TIMEOUT_S, worker.kill)
-    watchdog.start()
-    try:
-        worker.stdin.write(json.dumps(job) + "\n")
-        worker.stdin.flush()
-        line = worker.stdout.readline().strip()
-        reached = line.startswith("reached ")
-        if reached:
-            os.kill(worker.pid, signal.SIGKILL)
-        _, err = worker.communicate()
-    finally:
-        watchdog.cancel()
-    return _Kill(proposal, reached, line if reached else f"{line} {err.strip()[-500:]}")
-
-
-def _reconcile_round(setup: _Setup, count: int) -> Counter[str]:
-    """``count`` reconciler processes at once; how many of them handled each execution."""
-    command = [
-        sys.executable, "-m", "signoff", "reconcile", "--once", "--json",
-        "--older-than", "0", "--limit", "100000", "--lease", "60",
-        "--db", setup.db, "--demo", "--demo-shop", setup.shop,
-        "--directory", "signoff.chaos._world:chaos_directory",
-    ]  # fmt: skip
-    processes = [
-        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # noqa: S603
-        for _ in range(count)
-    ]
-    handled: Counter[str] = Counter()
-    for process in processes:
-        out, err = process.communicate()
-        if process.returncode != 0:
-            sys.stderr.write(f"chaos: a reconciler failed ({process.returncode}): {err[-2000:]}\n")
-        handled.update({json.loads(line)["execution_id"] for line in out.splitlines() if line})
-    return handled
+def _execute_unconsumed(world: ChaosWorld, runs: Sequence[_Run]) -> None:
+    """The restarted client: a token the dead worker never consumed is presented again."""
+    with world.store.read() as tx:
+        pending = [r for r in runs if tx.execution_for_proposal(r.proposal.proposal_id) is None]
+    for run in pending:
+        try:
+            world.gate.execute(AGENT, run.proposal.proposal_id, run.token)
+        except SignoffError as exc:
+            sys.stderr.write(f"chaos: re-executing {run.proposal.proposal_id}: {exc.code}\n")
 
 
 def _executions(world: ChaosWorld, proposals: Sequence[Proposal]) -> list[Execution]:
@@ -215,47 +198,48 @@ def _executions(world: ChaosWorld, proposals: Sequence[Proposal]) -> list[Execut
     return [e for e in found if e is not None]
 
 
-def _open_executions(world: ChaosWorld, proposals: Sequence[Proposal]) -> int:
-    return sum(1 for e in _executions(world, proposals) if not e.status.is_terminal)
-
-
 def _compare(
     world: ChaosWorld,
-    point: HookPoint,
-    results: Sequence[_Kill],
+    point: str,
+    runs: Sequence[_Run],
     handled: Counter[str],
     seconds: float,
 ) -> PointFigures:
-    proposals = [r.proposal for r in results if r.reached]
+    proposals = [r.proposal for r in runs]
     orders = {p.arguments["order_id"] for p in proposals}
     entries = [e for e in world.provider.ledger(TENANT) if e.order_id in orders]
-    verdict = check_exactly_once(
-        _executions(world, proposals), [Effect(e.request_key, e.reference) for e in entries]
-    )
+    executions = _executions(world, proposals)
+    verdict = check_exactly_once(executions, [Effect(e.request_key, e.reference) for e in entries])
+    per_order = Counter(e.order_id for e in entries)
+    refunded = {o: _refunded(world, o) for o in orders}
+    over = sum(1 for o in orders if refunded[o] > per_order[o] * AMOUNT_MINOR)
+    short = sum(1 for o in orders if refunded[o] < per_order[o] * AMOUNT_MINOR)
     return PointFigures(
-        point=point.value,
-        kills=len(proposals),
-        missed=len(results) - len(proposals),
+        point=point,
+        kills=sum(1 for r in runs if r.end.killed),
+        runs=len(runs),
         effects=len(entries),
-        duplicates=len(verdict.duplicates) + len(verdict.orphans) + _overdrawn(world, entries),
-        lost=len(verdict.lost) + len(verdict.failed) + len(proposals) - verdict.executions,
-        mismatched=len(verdict.unrecorded),
+        duplicates=len(verdict.duplicates) + len(verdict.orphans) + over,
+        lost=len(verdict.lost) + len(verdict.failed) + len(proposals) - len(executions),
+        mismatched=len(verdict.unrecorded) + short,
         open=len(verdict.open),
         reconciled=len(handled),
         double_handled=sum(1 for n in handled.values() if n > 1),
+        missed=sum(1 for r in runs if r.end.detail),
         seconds=seconds,
+        landed=_landed(runs) if point == ANYWHERE else (),
     )
 
 
-def _overdrawn(world: ChaosWorld, entries: Sequence[LedgerEntry]) -> int:
-    """Orders whose refunded total is more than their ledger shows (a refund outside it)."""
-    per_order = Counter(e.order_id for e in entries)
-    overdrawn = 0
-    for order_id, count in per_order.items():
-        order = world.shop.order(TENANT, order_id)
-        if order is None or order.refunded != count * AMOUNT_MINOR:
-            overdrawn += 1
-    return overdrawn
+def _landed(runs: Sequence[_Run]) -> tuple[tuple[str, int], ...]:
+    counts = Counter(r.end.said for r in runs if r.end.killed)
+    return tuple((stage, counts[stage]) for stage in STAGES if counts[stage])
+
+
+def _refunded(world: ChaosWorld, order_id: str) -> int:
+    order = world.shop.order(TENANT, order_id)
+    assert order is not None
+    return order.refunded
 
 
 @contextmanager
@@ -296,17 +280,3 @@ def _drop_schema(url: str, schema: str) -> None:
     conninfo, _ = split_schema(url)
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
-HEADER = (
-    f"{'point':<24}{'kills':>6}{'effects':>8}{'dup':>5}{'lost':>5}"
-    f"{'mismatch':>9}{'open':>5}{'reconciled':>11}{'double':>7}{'missed':>7}{'secs':>7}"
-)
-
-
-def _line(f: PointFigures) -> str:
-    return (
-        f"{f.point:<24}{f.kills:>6}{f.effects:>8}{f.duplicates:>5}{f.lost:>5}"
-        f"{f.mismatched:>9}{f.open:>5}{f.reconciled:>11}{f.double_handled:>7}{f.missed:>7}"
-        f"{f.seconds:>7.1f}"
-    )

@@ -6,7 +6,10 @@ import sys
 
 import click
 
+from signoff.chaos._processes import ANYWHERE
 from signoff.gate._hooks import HookPoint
+
+POINTS = (*(p.value for p in HookPoint), ANYWHERE)
 
 
 @click.command("chaos")
@@ -14,22 +17,19 @@ from signoff.gate._hooks import HookPoint
     "--db",
     default=None,
     metavar="URL",
-    help="postgresql://… (a fresh schema is made and dropped) or a new SQLite path "
+    help="postgresql://… (a fresh schema is made, then dropped) or a new SQLite path "
     "[default: a temporary SQLite file].",
 )
 @click.option(
-    "--kills",
-    type=click.IntRange(min=1),
-    default=50,
-    show_default=True,
-    help="SIGKILLs per named point.",
+    "--kills", type=click.IntRange(min=1), default=50, show_default=True, help="SIGKILLs per point."
 )
 @click.option(
     "--point",
     "points",
     multiple=True,
-    type=click.Choice([p.value for p in HookPoint]),
-    help="Only these points (repeatable) [default: all four].",
+    type=click.Choice(POINTS),
+    help="Only these points (repeatable) [default: the four named points and "
+    "'anywhere', a random moment of the execute call].",
 )
 @click.option(
     "--reconcilers",
@@ -53,6 +53,7 @@ from signoff.gate._hooks import HookPoint
     metavar="SECONDS",
     help="The workers' lease; reconciling starts when it lapses.",
 )
+@click.option("--seed", type=int, default=None, help="Seed for the 'anywhere' kill delays.")
 def chaos(
     db: str | None,
     kills: int,
@@ -60,17 +61,17 @@ def chaos(
     reconcilers: int,
     parallel: int,
     lease: float,
+    seed: int | None,
 ) -> None:
     """Start real worker processes, SIGKILL each at a named point, restart, reconcile.
 
     Then compare the provider's ledger with the execution records and print, per
-    point: kills, refunds, duplicate refunds, lost refunds, record mismatches,
-    executions left non-terminal, executions the reconcilers handled and how
-    many two reconcilers both handled. Exit status 1 unless all are clean.
+    point: kills, operations, refunds, duplicate refunds, lost refunds, record
+    mismatches, executions left non-terminal, executions the reconcilers handled,
+    and how many two reconcilers both handled. Exit status 1 unless all are clean.
     """  # fmt: skip
     from signoff.chaos import HEADER, run_chaos
 
-    chosen = [HookPoint(p) for p in points] or list(HookPoint)
     store = "postgresql" if db and db.startswith(("postgresql://", "postgres://")) else "sqlite"
     click.echo(f"signoff chaos: store={store} kills/point={kills} reconcilers={reconcilers}")
     click.echo(HEADER)
@@ -78,20 +79,24 @@ def chaos(
         report = run_chaos(
             db,
             kills=kills,
-            points=chosen,
+            points=points or POINTS,
             reconcilers=reconcilers,
             parallel=parallel,
             lease=lease,
+            seed=seed,
             progress=click.echo,
         )
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from exc
-    total_kills = sum(p.kills for p in report.points)
-    dup = sum(p.duplicates for p in report.points)
-    lost = sum(p.lost for p in report.points)
-    still_open = sum(p.open for p in report.points)
+    figures = report.points
+    for f in figures:
+        if f.landed:
+            where = ", ".join(f"{stage}: {n}" for stage, n in f.landed)
+            click.echo(f"{f.point}: kills landed after {where}")
     click.echo(
-        f"total: {total_kills} kills, {dup} duplicates, {lost} lost, {still_open} non-terminal; "
+        f"total: {sum(p.kills for p in figures)} kills, "
+        f"{sum(p.duplicates for p in figures)} duplicates, {sum(p.lost for p in figures)} lost, "
+        f"{sum(p.open for p in figures)} non-terminal; "
         f"audit chain {'intact' if report.audit_ok else 'BROKEN'}"
     )
     if not report.ok:
