@@ -115,7 +115,8 @@ def _demo_banner(settings: Settings) -> None:
         "  agent token:    signoff dev-token --demo --sub u_42 --tenant acme "
         "--act agent:support-bot\n"
         "  approver token: signoff dev-token --demo --sub alice --tenant acme "
-        "--role refund_approver",
+        "--role refund_approver\n"
+        f"  confirmation page: {base}/ui/ (sign in as a demo user)",
         err=True,
     )
     sys.stderr.flush()
