@@ -11,7 +11,7 @@ EXPECTED = {
     "ExecutionResult", "ExecutionStatus", "Gate", "HookPoint", "LookupOutcome", "ManualClock",
     "NotFoundAtProvider", "Pending", "Preview", "PreviewField", "Principal", "Proposal",
     "ProposalStatus", "ProviderOutcome", "ProviderTimeout", "RandomSource", "ReasonCode",
-    "Receipt", "Reconciled", "ResourceState", "RetryableFailure", "Risk", "RiskLevel",
+    "Receipt", "ReconcileAction", "ReconcileLoop", "Reconciled", "ResourceState", "RetryableFailure", "Risk", "RiskLevel",
     "RoleDirectory", "SQLiteStore", "SideEffect", "StaticRoleDirectory", "Store", "StrictArgs",
     "Succeeded", "SystemClock", "SystemRandom", "TerminalFailure", "WriteTool", "__version__",
     "args_digest", "canonical_json", "open_store", "resource_set_digest", "strict_json_schema",

@@ -236,3 +236,16 @@ def test_check_exactly_once_names_every_kind_of_mismatch() -> None:
     assert verdict.failed == ("exe_failed",)
     assert not verdict.ok
     assert effects_added(effects[:2], effects).added == tuple(effects[2:])
+
+
+def test_adapters_doc_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The ```python examples in docs/ADAPTERS.md run as written, in order."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "ADAPTERS.md").read_text()
+    blocks = [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
+    assert len(blocks) == 2
+    namespace: dict[str, object] = {"__name__": "adapters_doc"}
+    for block in blocks:
+        exec(compile(block, "docs/ADAPTERS.md", "exec"), namespace)
+    assert "0 duplicate, 0 lost" in capsys.readouterr().out
+    namespace["store"].close()  # type: ignore[attr-defined]
+    namespace["shop"].close()  # type: ignore[attr-defined]

@@ -19,15 +19,15 @@ from signoff import (
     Pending,
     ProposalStatus,
     ProviderTimeout,
+    ReconcileAction,
     Reconciled,
+    ReconcileLoop,
 )
 from signoff._clock import to_micros
 from signoff.cli._main import cli
 from signoff.cli._reconcile import demo_shop_location
 from signoff.demo import FaultMode
 from signoff.exceptions import ApproverRevoked, ExecutionInProgress, StateChanged
-from signoff.gate._reconcile import ReconcileAction
-from signoff.gate._reconciler import ReconcileLoop
 from signoff.testing import Crashed
 from tests.conftest import AGENT
 from tests.faultworld import STORES, FaultWorld, fault_world

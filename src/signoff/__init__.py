@@ -41,7 +41,8 @@ from signoff.catalog._types import (
 )
 from signoff.gate._gate import Gate, verify_audit
 from signoff.gate._hooks import ExecutionHooks, HookPoint
-from signoff.gate._reconcile import Reconciled
+from signoff.gate._reconcile import ReconcileAction, Reconciled
+from signoff.gate._reconciler import ReconcileLoop
 from signoff.store import SQLiteStore, Store, open_store
 
 __version__ = "0.1.0"
@@ -77,6 +78,8 @@ __all__ = [
     "RandomSource",
     "ReasonCode",
     "Receipt",
+    "ReconcileAction",
+    "ReconcileLoop",
     "Reconciled",
     "ResourceState",
     "RetryableFailure",
