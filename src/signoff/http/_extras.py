@@ -21,7 +21,7 @@ Extra = Callable[[FastAPI, AppState], None]
 
 EXTRAS: tuple[str, ...] = (
     "signoff.web:include_ui",  # issue 5: confirmation pages under /ui/
-    # "signoff.mcp:include_mcp",    # issue 6: MCP streamable HTTP at /mcp
+    "signoff.mcp_server:include_mcp",  # issue 6: MCP streamable HTTP at /mcp
 )
 
 

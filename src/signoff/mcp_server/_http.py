@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from signoff.mcp_server._identity import BearerIdentity, PrincipalTokenVerifier
 from signoff.mcp_server._server import create_mcp_server
@@ -41,7 +43,10 @@ def include_mcp(app: FastAPI, state: AppState) -> None:
         issuer_url=_issuer_url(state, public_url),
         request_state_keys=[_request_state_key(settings)],
     )
-    app.mount(MOUNT_PATH, mcp_http_app(server, settings, public_url))
+    endpoint = mcp_http_app(server, settings, public_url)
+    app.mount(MOUNT_PATH, endpoint)
+    # `/mcp` itself, not only `/mcp/`: a mount alone would answer it with a redirect.
+    app.router.routes.append(Route(MOUNT_PATH, _AtMountPoint(endpoint), include_in_schema=False))
     state.add_lifespan(server.session_manager.run)
 
 
@@ -54,6 +59,17 @@ def mcp_http_app(server: MCPServer, settings: Settings, public_url: str) -> Star
         transport_security=transport_security(settings, public_url),
         host=settings.host,
     )
+
+
+class _AtMountPoint:
+    """Hands a request for the mount point itself to the mounted app, as the mount would."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        await self.app({**scope, "path": path + "/", "root_path": path}, receive, send)
 
 
 def public_url_of(settings: Settings) -> str:
