@@ -70,20 +70,16 @@ def mcp_command(
 
     settings = _settings({"database_url": database_url, "demo": demo}, config)
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
-    store = open_store(settings.database_url)
-    try:
-        with _catalog(settings, persistent=True) as catalog:
-            gate = Gate(
-                catalog,
-                store,
-                token_key=_token_key(settings),
-                audience=settings.audience,
-            )
+    token_key = _token_key(settings)
+    with _catalog(settings, persistent=True) as catalog:
+        store = open_store(settings.database_url)
+        try:
+            gate = Gate(catalog, store, token_key=token_key, audience=settings.audience)
             server = create_mcp_server(gate, identity, public_url=public_url)
             # stdout carries the protocol from here on; diagnostics go to stderr.
             server.run("stdio")
-    finally:
-        store.close()
+        finally:
+            store.close()
 
 
 def _settings(flags: dict[str, Any], config: str | None) -> Settings:
@@ -128,10 +124,15 @@ def _catalog(settings: Settings, *, persistent: bool = False) -> Iterator[Catalo
     from signoff.http._settings import SettingsError
 
     if not settings.demo:
+        if settings.catalog is None:
+            raise click.ClickException(
+                "SIGNOFF_CATALOG (module:factory) is required outside --demo"
+            )
         try:
-            yield load_catalog(settings)
+            catalog = load_catalog(settings)
         except SettingsError as exc:
             raise click.ClickException(str(exc)) from exc
+        yield catalog
         return
     if persistent:
         demo = open_demo(settings)
