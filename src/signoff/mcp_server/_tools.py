@@ -22,6 +22,7 @@ from mcp_types import (
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
+    ElicitRequestURLParams,
     ElicitResult,
     InputRequiredResult,
     TextContent,
@@ -33,10 +34,11 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
+from signoff._model import Principal
 from signoff.agents._definitions import AgentTool
 from signoff.agents._names import ToolKind
 from signoff.agents._service import AgentTools, ToolOutput, refuse
-from signoff.exceptions import SignoffError
+from signoff.exceptions import InvalidRequest, SignoffError
 from signoff.mcp_server import _confirm
 from signoff.mcp_server._identity import SessionIdentity
 
@@ -124,23 +126,22 @@ async def _request(
     arguments: dict[str, Any],
     ctx: Context,
 ) -> ToolResult:
+    """Freeze the proposal, then ask the person in the client when the client can be asked."""
     try:
         agent = identity.agent()
+        if ctx.request_state is not None:
+            # The retry of a 2026-07-28 round trip: the person has answered.
+            return await _answered(tools, agent, identity.human(), ctx)
     except SignoffError as exc:
         return result(refuse(exc, write_tool=write_tool))
-    human = identity.human()
-    if ctx.request_state is not None:
-        # The retry of a modern (2026-07-28) round trip: the person has answered.
-        asked = _confirm.Asked.load(ctx.request_state)
-        answer = (ctx.input_responses or {}).get(_confirm.CONFIRM_KEY)
-        elicited = answer if isinstance(answer, ElicitResult) else None
-        return result(await _thread(_confirm.settle, tools, agent, human, asked, elicited))
     output = await _thread(tools.request, agent, write_tool, arguments)
     proposal = output.proposal
-    if proposal is None:
-        return result(output)
-    channel = _confirm.choose_channel(proposal, human, ctx.client_capabilities)
-    if channel is None:
+    channel = (
+        None
+        if proposal is None
+        else _confirm.choose_channel(proposal, identity.human(), ctx.client_capabilities)
+    )
+    if proposal is None or channel is None:
         return result(output)
     asked = _confirm.asked_for(proposal, channel)
     params = (
@@ -153,18 +154,38 @@ async def _request(
             input_requests={_confirm.CONFIRM_KEY: ElicitRequest(params=params)},
             request_state=asked.dump(),
         )
-    try:  # a 2025-era session: the server asks the client directly
-        if isinstance(params, ElicitRequestFormParams):
-            answer = await ctx.session.elicit_form(
-                params.message, params.requested_schema, related_request_id=ctx.request_id
-            )
-        else:
-            url_answer = await ctx.elicit_url(params.message, params.url, proposal.proposal_id)
-            answer = ElicitResult(action=url_answer.action)
+    try:
+        answer = await _ask_directly(ctx, params)
     except MCPError:
         unavailable = {"channel": channel, "outcome": "unavailable", "code": None}
         return result(await _thread(tools.describe, agent, proposal, confirmation=unavailable))
-    return result(await _thread(_confirm.settle, tools, agent, human, asked, answer))
+    return result(await _thread(_confirm.settle, tools, agent, identity.human(), asked, answer))
+
+
+async def _answered(
+    tools: AgentTools, agent: Principal, human: Principal | None, ctx: Context
+) -> CallToolResult:
+    try:
+        asked = _confirm.Asked.load(ctx.request_state or "")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidRequest("the confirmation state is not signoff's") from exc
+    answer = (ctx.input_responses or {}).get(_confirm.CONFIRM_KEY)
+    elicited = answer if isinstance(answer, ElicitResult) else None
+    return result(await _thread(_confirm.settle, tools, agent, human, asked, elicited))
+
+
+async def _ask_directly(
+    ctx: Context, params: ElicitRequestFormParams | ElicitRequestURLParams
+) -> ElicitResult:
+    """A 2025-era session: the server sends elicitation/create to the client."""
+    if isinstance(params, ElicitRequestFormParams):
+        form: ElicitResult = await ctx.session.elicit_form(
+            params.message, params.requested_schema, related_request_id=ctx.request_id
+        )
+        return form
+    assert params.elicitation_id is not None
+    answer = await ctx.elicit_url(params.message, params.url, params.elicitation_id)
+    return ElicitResult(action=answer.action)
 
 
 def result(output: ToolOutput) -> CallToolResult:
