@@ -90,7 +90,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def wait_ready(base_url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         assert process.poll() is None, "signoff serve exited early"
         try:
