@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -88,8 +90,23 @@ def test_serve_refuses_without_a_token_key(runner: CliRunner) -> None:
     assert "SIGNOFF_TOKEN_KEY" in result.output
 
 
-def test_serve_refuses_a_bad_config_file(runner: CliRunner, tmp_path: object) -> None:
+def test_serve_refuses_a_bad_config_file(runner: CliRunner) -> None:
     """A missing config file is an error, not an empty configuration."""
     result = runner.invoke(cli, ["serve", "--demo", "--config", "/nonexistent/signoff.toml"])
     assert result.exit_code == 1
     assert "config file" in result.output
+
+
+def test_serve_refuses_an_unimportable_catalog(runner: CliRunner, tmp_path: Path) -> None:
+    """A production start with a catalog that cannot be imported stops before binding."""
+    env = {
+        "SIGNOFF_TOKEN_KEY": SECRET_HEX,
+        "SIGNOFF_JWT_ISSUER": "https://idp.example",
+        "SIGNOFF_JWT_HS256_SECRET": SECRET_HEX,
+        "SIGNOFF_CATALOG": "no.such.module:catalog",
+        "SIGNOFF_DATABASE_URL": str(tmp_path / "x.db"),
+    }
+    result = runner.invoke(cli, ["serve", "--port", "0"], env=env)
+    assert result.exit_code == 1
+    assert "catalog" in result.output
+    assert not (tmp_path / "x.db").exists()

@@ -29,7 +29,10 @@ def serve(config: str | None, **flags: Any) -> None:
     import uvicorn
 
     settings = _settings(flags, config)
-    _prepare(settings)
+    try:
+        _prepare(settings)
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
     # Workers are separate processes: hand them the same settings through the environment.
     for name, value in flags.items():
         if value is not None:
@@ -99,10 +102,14 @@ def _settings(flags: dict[str, Any], config: str | None, *, check: bool = True) 
 
 
 def _prepare(settings: Settings) -> None:
-    """Migrate (and seed the demo shop) once, before any worker starts."""
-    from signoff.http._app import open_demo
+    """Check keys and catalog, migrate (and seed the demo shop) once, before any worker starts."""
+    from signoff.http._app import load_catalog, open_demo
+    from signoff.http._auth import Authenticator
     from signoff.store import open_store
 
+    Authenticator.from_settings(settings)
+    if not settings.demo:
+        load_catalog(settings)
     open_store(settings.database_url).close()
     if settings.demo:
         open_demo(settings).shop.close()
