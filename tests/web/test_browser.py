@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -88,7 +89,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     ready = threading.Event()
-    for _ in range(200):
+    for _ in range(600):
         if server.started:
             ready.set()
             break
@@ -115,10 +116,16 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     browser.close()
 
 
+def new_context(browser: Browser, **options: Any) -> BrowserContext:
+    """A fresh browser profile (no cookies); generous timeouts for a loaded CI machine."""
+    context = browser.new_context(**options)
+    context.set_default_timeout(30_000)
+    return context
+
+
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
-    context = browser.new_context()
-    context.set_default_timeout(10_000)
+    context = new_context(browser)
     yield context
     context.close()
 
@@ -169,7 +176,7 @@ def test_approve_then_the_receipt_once_the_agent_executes(live: Live, page: Page
 def test_reject_with_a_reason_without_javascript(browser: Browser, live: Live) -> None:
     """With JavaScript off the forms still work: rejected, declined, no ledger entry."""
     proposal = live.propose("ord_1002")
-    context = browser.new_context(java_script_enabled=False)
+    context = new_context(browser, java_script_enabled=False)
     try:
         page = context.new_page()
         sign_in(page, live, "alice")
@@ -262,7 +269,7 @@ def test_without_the_role_no_button_and_a_forged_post_is_refused(
 ) -> None:
     """carol sees the proposal but no Approve; posting alice's form with her token is 403."""
     proposal = live.propose("ord_1007")
-    alice = browser.new_context()
+    alice = new_context(browser)
     try:
         alice_page = alice.new_page()
         sign_in(alice_page, live, "alice")
@@ -316,7 +323,7 @@ def test_keyboard_order_and_a_phone_screen(live: Live, browser: Browser) -> None
     assert live.state.demo is not None
     live.state.demo.shop.add_order("acme", "ord_9101", owner="u_42", payable=500_000)
     proposal = live.propose("ord_9101", 120_000)
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = new_context(browser, viewport={"width": 390, "height": 844})
     try:
         page = context.new_page()
         sign_in(page, live, "alice")
@@ -347,7 +354,7 @@ def test_screenshots_of_inbox_and_detail(live: Live, browser: Browser, tmp_path:
         129_900,
         rationale="The customer returned the espresso machine unopened; policy allows a refund.",
     )
-    context = browser.new_context(viewport={"width": 800, "height": 480})
+    context = new_context(browser, viewport={"width": 800, "height": 480})
     try:
         page = context.new_page()
         sign_in(page, live, "alice")
