@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,63 +26,32 @@ from signoff import (
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.testing import Effect, FaultHarness, Verdict, check_exactly_once
 from tests.conftest import AGENT, APPROVER, REFUND, TOKEN_KEY
+from tests.pg import fresh_schema
 
-POSTGRES_URL = os.environ.get(
-    "SIGNOFF_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
 LEASE = timedelta(seconds=30)
 STORES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
-def require_postgres() -> None:
-    """Skip when PostgreSQL is unreachable; fail instead when ``CI`` is set."""
-    import psycopg
-
-    try:
-        psycopg.connect(POSTGRES_URL, connect_timeout=3).close()
-    except psycopg.OperationalError as exc:
-        message = f"PostgreSQL unreachable at {POSTGRES_URL}: {exc}"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-
-
-def drop_schema(schema: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
 @contextmanager
-def store_for(kind: str, path: Path) -> Iterator[Store]:
-    """A migrated, empty store of ``kind``, removed afterwards."""
+def store_for(kind: str, path: Path) -> Iterator[tuple[Store, str]]:
+    """A migrated, empty store of ``kind`` and its URL, removed afterwards."""
     if kind == "sqlite":
         sqlite = SQLiteStore(path / "signoff.db")
         sqlite.migrate()
         try:
-            yield sqlite
+            yield sqlite, sqlite.url
         finally:
             sqlite.close()
         return
-    require_postgres()
     from signoff.store._postgres import PostgresStore
 
-    schema = f"faults_{uuid.uuid4().hex[:12]}"
-    pg = PostgresStore(POSTGRES_URL, schema=schema, max_size=4)
-    try:
-        pg.migrate()
-        yield pg
-    finally:
-        pg.close()
-        drop_schema(schema)
-
-
-def store_schema(store: Store) -> str:
-    schema = getattr(store, "schema", None)
-    assert isinstance(schema, str)
-    return schema
+    with fresh_schema("faults") as url:
+        pg = PostgresStore(url, max_size=4)
+        try:
+            pg.migrate()
+            yield pg, url
+        finally:
+            pg.close()
 
 
 def catalog_from_env() -> Catalog:
@@ -156,7 +124,7 @@ class FaultWorld:
 
 @contextmanager
 def fault_world(kind: str, path: Path) -> Iterator[FaultWorld]:
-    with store_for(kind, path) as store:
+    with store_for(kind, path) as (store, url):
         shop = DemoShop(str(path / "shop.db"))
         seed_demo_orders(shop)
         provider = RefundProvider(shop)
@@ -175,7 +143,6 @@ def fault_world(kind: str, path: Path) -> Iterator[FaultWorld]:
             hooks=harness,
         )
         try:
-            url = store.url if kind == "sqlite" else f"{POSTGRES_URL}?schema={store_schema(store)}"
             yield FaultWorld(gate, store, shop, provider, clock, directory, harness, url)
         finally:
             shop.close()

@@ -16,7 +16,8 @@ from signoff import ExecutionStatus, HookPoint
 from signoff.chaos import run_chaos
 from signoff.chaos._world import AGENT, open_world
 from signoff.cli._main import cli
-from tests.faultworld import POSTGRES_URL, STORES, require_postgres
+from tests.faultworld import STORES
+from tests.pg import POSTGRES_URL, require_postgres
 
 KILLS = 2
 

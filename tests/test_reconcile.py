@@ -286,19 +286,25 @@ def test_two_reconcilers_racing_handle_each_execution_once(fw: FaultWorld) -> No
     handled: list[Reconciled] = []
     lock = threading.Lock()
 
+    errors: list[BaseException] = []
+
     def reconcile(index: int) -> None:
         barrier.wait()
-        done = gates[index].reconcile(limit=4)
-        while done:
-            with lock:
-                handled.extend(done)
+        try:
             done = gates[index].reconcile(limit=4)
+            while done:
+                with lock:
+                    handled.extend(done)
+                done = gates[index].reconcile(limit=4)
+        except Exception as exc:  # reported below, in the test's own thread
+            errors.append(exc)
 
     threads = [threading.Thread(target=reconcile, args=(i,)) for i in range(len(gates))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    assert not errors, errors
     assert Counter(r.execution_id for r in handled) == Counter(ids)
     assert {r.action for r in handled} == {ReconcileAction.RETRIED}
     ledger = fw.provider.ledger()
@@ -417,3 +423,33 @@ def test_reconcile_loop_runs_in_the_background(fw: FaultWorld) -> None:
     assert len(fw.provider.ledger()) == 1
     with pytest.raises(ValueError, match="limit"):
         ReconcileLoop(fw.gate, limit=0)
+
+
+def test_reconcile_loop_outlives_a_failed_pass(
+    fw: FaultWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that raises is logged; the loop goes on and settles the execution next time."""
+    proposal, token = fw.confirmed()
+    fw.provider.fail_next(FaultMode.TIMEOUT_AFTER_SUCCESS)
+    fw.gate.execute(AGENT, proposal.proposal_id, token)
+    real = fw.gate.reconcile
+    calls: list[int] = []
+    settled = threading.Event()
+
+    def flaky(**options: object) -> list[Reconciled]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("deadlock victim")
+        done = real(**options)  # type: ignore[arg-type]
+        if done:
+            settled.set()
+        return done
+
+    monkeypatch.setattr(fw.gate, "reconcile", flaky)
+    loop = ReconcileLoop(fw.gate, interval=timedelta(milliseconds=20), older_than=timedelta(0))
+    loop.start()
+    try:
+        assert settled.wait(10)
+    finally:
+        loop.stop()
+    assert fw.execution_of(proposal).status is ExecutionStatus.SUCCEEDED

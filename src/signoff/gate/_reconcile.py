@@ -44,10 +44,10 @@ from signoff.catalog._types import (
 )
 from signoff.exceptions import (
     ApproverRevoked,
+    CatalogError,
     ExecutionInProgress,
     NotFound,
     Refusal,
-    SignoffError,
     StateChanged,
     SubjectMismatch,
 )
@@ -136,8 +136,9 @@ def reconcile(
             handled = _handle(ctx, proposal, execution)
         except ExecutionInProgress:
             continue  # the worker whose lease lapsed finished first; nothing left to do
-        except SignoffError as exc:
+        except (Refusal, CatalogError) as exc:
             # e.g. the tool is missing from this reconciler's catalog: leave it for another.
+            # A store error is not caught: the pass stops, and the claims lapse.
             log.error("cannot reconcile %s: %s", execution.execution_id, exc.to_dict())
             continue
         log.info(

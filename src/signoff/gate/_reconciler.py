@@ -59,6 +59,11 @@ class ReconcileLoop:
             except StoreUnavailable as exc:
                 log.warning("reconciler: store unavailable, trying again later: %s", exc)
                 done = []
+            except Exception:
+                # A long-running worker outlives one bad pass (a deadlock victim, a driver
+                # error); its claims lapse and the next pass takes them again.
+                log.exception("reconciler: pass failed; trying again after the interval")
+                done = []
             if len(done) < self.limit:
                 stop.wait(self.interval.total_seconds())
 
