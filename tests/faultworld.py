@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -128,7 +128,8 @@ def fault_world(kind: str, path: Path) -> Iterator[FaultWorld]:
         shop = DemoShop(str(path / "shop.db"))
         seed_demo_orders(shop)
         provider = RefundProvider(shop)
-        clock = ManualClock()
+        # Far in the past: a second process on the system clock sees every lease lapsed.
+        clock = ManualClock(datetime(2001, 1, 1, tzinfo=UTC))
         directory = StaticRoleDirectory([("acme", "alice", "refund_approver")])
         harness = FaultHarness(
             effects=lambda: [Effect(e.request_key, e.reference) for e in provider.ledger()]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -336,7 +339,7 @@ def test_cli_reconcile_once_with_the_demo_catalog(fw: FaultWorld) -> None:
     proposal, token = fw.confirmed()
     fw.harness.crash_at(HookPoint.BEFORE_PROVIDER_CALL)
     fw.harness.run(lambda: fw.gate.execute(AGENT, proposal.proposal_id, token))
-    # The system clock is far past the manual one, so the dead worker's lease has lapsed.
+    # The CLI runs on the system clock, far past the manual one: the dead lease has lapsed.
     result = _cli(fw, "--json", "--demo", "--demo-shop", fw.shop.path)
     assert result.exit_code == 0, result.output
     [line] = [json.loads(x) for x in result.stdout.splitlines()]
@@ -453,3 +456,25 @@ def test_reconcile_loop_outlives_a_failed_pass(
     finally:
         loop.stop()
     assert fw.execution_of(proposal).status is ExecutionStatus.SUCCEEDED
+
+
+def test_cli_reconcile_worker_settles_then_stops_on_sigterm(fw: FaultWorld) -> None:
+    """`signoff reconcile` without --once keeps passing until SIGTERM, then exits 0."""
+    proposal, token = fw.confirmed()
+    fw.provider.fail_next(FaultMode.TIMEOUT_AFTER_SUCCESS)
+    fw.gate.execute(AGENT, proposal.proposal_id, token)
+    command = [
+        sys.executable, "-m", "signoff", "reconcile", "--db", fw.url, "--json",
+        "--older-than", "0", "--interval", "0.1", "--demo", "--demo-shop", fw.shop.path,
+    ]  # fmt: skip
+    worker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None
+        line = json.loads(worker.stdout.readline())
+        assert (line["action"], line["status"]) == ("settled", "succeeded")
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err
+    [entry] = fw.provider.ledger()
+    assert fw.execution_of(proposal).provider_reference == entry.reference
