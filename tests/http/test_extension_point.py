@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.testclient import TestClient
 
-from signoff.http import AppState, app_state, state_of
+from signoff.http import AppState, state_of
 from signoff.http._extras import EXTRAS, default_extras
 from tests.conftest import AGENT, World
 from tests.http.conftest import auth, make_app
@@ -23,7 +23,7 @@ def test_extra_gets_the_app_and_state_and_its_lifespan_runs(world: World) -> Non
 
         @router.get("/count")
         def count(request: Request) -> dict[str, int]:
-            gate = app_state(request).gate
+            gate = state_of(request.app).gate
             principal = state_of(request.app).authenticator.authenticate(
                 request.headers["authorization"].removeprefix("Bearer ")
             )

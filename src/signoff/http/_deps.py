@@ -23,7 +23,9 @@ _bearer = HTTPBearer(
 )
 
 
-def app_state(request: Request) -> AppState:
+# Cheap dependencies are async on purpose: FastAPI runs a sync one in the thread pool,
+# one hand-off per dependency per request.
+async def app_state(request: Request) -> AppState:
     return state_of(request.app)
 
 
@@ -37,7 +39,7 @@ async def current_principal(
     return state_of(request.app).authenticator.authenticate(credentials.credentials)
 
 
-def idempotency_key(
+async def idempotency_key(
     key: Annotated[
         str,
         Header(
