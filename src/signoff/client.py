@@ -24,6 +24,7 @@ from signoff import exceptions
 from signoff.http._views import (
     AuditEventView,
     AuditLog,
+    ConfirmationTokenView,
     DecisionView,
     DemoOrderView,
     ExecutionOutcomeView,
@@ -203,6 +204,11 @@ class SignoffClient:
     def retry(self, execution_id: str) -> ExecutionOutcomeView:
         """Ask again; the provider sees the same request key (safe to repeat)."""
         return self._call("POST", f"/v1/executions/{execution_id}/retry", ExecutionOutcomeView)
+
+    def confirmation_token(self, proposal_id: str) -> str:
+        """Pick up the token after a person approved (only the requesting principal can)."""
+        path = f"/v1/proposals/{proposal_id}/confirmation-token"
+        return self._call("GET", path, ConfirmationTokenView).confirmation_token
 
     def revoke(self, proposal_id: str, reason: str) -> ProposalView:
         path = f"/v1/proposals/{proposal_id}/revoke"

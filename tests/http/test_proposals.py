@@ -172,3 +172,22 @@ def test_revoke_needs_a_reason_and_a_confirmed_proposal(api: Api) -> None:
     assert response.json()["status"] == "revoked"
     assert_problem(api.execute(proposal["proposal_id"], token), 409, "revoked")
     assert api.world.ledger_amounts() == []
+
+
+def test_requesting_agent_picks_up_its_token_after_approval(api: Api) -> None:
+    """After a person approved elsewhere, only the requesting agent can fetch the token."""
+    proposal = api.propose()
+    path = f"/v1/proposals/{proposal['proposal_id']}/confirmation-token"
+    early = api.client.get(path, headers=auth(AGENT))
+    assert early.status_code == 409
+    assert early.json()["code"] == "invalid_state"
+    token = api.approve(proposal)
+    picked = api.client.get(path, headers=auth(AGENT))
+    assert picked.status_code == 200
+    assert picked.headers["cache-control"] == "no-store"
+    assert picked.json()["confirmation_token"] == token
+    assert api.client.get(path, headers=auth(APPROVER)).status_code == 403
+    assert api.client.get(path, headers=auth(OTHER_TENANT)).status_code == 404
+    executed = api.execute(proposal["proposal_id"], picked.json()["confirmation_token"])
+    assert executed.status_code == 200
+    assert api.world.ledger_amounts() == [("ord_1001", 19900)]

@@ -10,7 +10,7 @@ from signoff._model import Decision, DecisionKind, ProposalStatus, ReasonCode
 from signoff.http._deps import Caller, IdempotencyKey, State
 from signoff.http._openapi import problems
 from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest
-from signoff.http._views import DecisionView, ProposalList, ProposalView
+from signoff.http._views import ConfirmationTokenView, DecisionView, ProposalList, ProposalView
 
 router = APIRouter(prefix="/v1/proposals", tags=["proposals"])
 ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
@@ -82,6 +82,24 @@ def decide(
         proposal=ProposalView.of(result.proposal),
         duplicate=result.duplicate,
         confirmation_token=result.confirmation_token,
+    )
+
+
+@router.get(
+    "/{proposal_id}/confirmation-token",
+    response_model=ConfirmationTokenView,
+    responses=problems(400, 401, 403, 404, 409),
+    summary="The requesting agent picks up its token after a person approved on the page",
+)
+def confirmation_token(
+    proposal_id: ProposalId, caller: Caller, state: State, response: Response
+) -> ConfirmationTokenView:
+    """Only the principal the token is bound to (same subject and actor), only while confirmed."""
+    token = state.gate.confirmation_token(caller, proposal_id)
+    proposal = state.gate.proposal(caller, proposal_id)
+    response.headers["Cache-Control"] = "no-store"
+    return ConfirmationTokenView(
+        proposal_id=proposal_id, confirmation_token=token, expires_at=proposal.expires_at
     )
 
 

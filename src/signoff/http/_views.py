@@ -126,6 +126,14 @@ class DecisionView(View):
     )
 
 
+class ConfirmationTokenView(View):
+    proposal_id: str
+    confirmation_token: str = Field(
+        description="Bound to the requesting principal; present it once to POST /v1/executions"
+    )
+    expires_at: datetime
+
+
 class ExecutionView(View):
     execution_id: str
     proposal_id: str
