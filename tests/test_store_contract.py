@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from multiprocessing.queues import Queue
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -423,3 +427,58 @@ def test_sqlite_store_is_the_default_for_paths(tmp_path: Path) -> None:
         assert isinstance(store, SQLiteStore)
     finally:
         store.close()
+
+
+# PostgreSQL: migrations at once, forked workers ------------------------------------------------
+
+
+@pytest.mark.postgres
+def test_concurrent_migrations_apply_once() -> None:
+    """Four stores' first migrate() at once: the advisory lock lets one create the schema."""
+    from signoff.store._postgres import PostgresStore
+
+    with fresh_schema("migrate") as url:
+        stores = [PostgresStore(url) for _ in range(4)]
+        barrier = threading.Barrier(len(stores))
+        errors: list[BaseException] = []
+
+        def migrate(store: Store) -> None:
+            barrier.wait()
+            try:
+                store.migrate()
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=migrate, args=(s,)) for s in stores]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        try:
+            assert errors == []
+            assert {s.schema_version() for s in stores} == {SCHEMA_VERSION}
+        finally:
+            for store in stores:
+                store.close()
+
+
+def _version_in_child(store: Store, out: Queue[Any]) -> None:
+    out.put(store.schema_version())
+    store.close()
+
+
+@pytest.mark.postgres
+def test_forked_worker_opens_its_own_pool(tmp_path: Path) -> None:
+    """A store used before fork() works in the child (own pool) and still in the parent."""
+    with backend_for("postgresql", tmp_path) as b:
+        assert b.store.schema_version() == SCHEMA_VERSION
+        context = multiprocessing.get_context("fork")
+        out: Queue[Any] = context.Queue()
+        child = context.Process(target=_version_in_child, args=(b.store, out))
+        child.start()
+        assert out.get(timeout=60) == SCHEMA_VERSION
+        child.join(timeout=60)
+        assert child.exitcode == 0
+        gate = b.gate()
+        proposal = b.propose(gate)
+        assert gate.proposal(AGENT, proposal.proposal_id) == proposal
