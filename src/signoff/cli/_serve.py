@@ -24,6 +24,13 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
 @click.option("--demo", is_flag=True, default=None, help="Demo shop, seeded data, dev keys.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
 @click.option("--log-level", default=None, help="critical|error|warning|info|debug")
+@click.option(
+    "--reconcile-interval",
+    "reconcile_interval_seconds",
+    type=click.IntRange(0),
+    default=None,
+    help="Seconds between reconcile passes in each worker (default 10; 0 turns it off).",
+)
 def serve(config: str | None, **flags: Any) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
     import uvicorn

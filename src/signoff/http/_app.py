@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -18,6 +20,7 @@ from signoff import __version__
 from signoff.catalog._catalog import Catalog
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.gate._gate import Gate
+from signoff.gate._reconciler import ReconcileLoop
 from signoff.http import _audit, _demo, _executions, _proposals, _system
 from signoff.http._auth import Authenticator
 from signoff.http._extras import Extra, default_extras
@@ -26,7 +29,7 @@ from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
 from signoff.http._settings import Settings, SettingsError
-from signoff.http._state import AppState, DemoObjects, state_of
+from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.store import open_store
 
 DESCRIPTION = """\
@@ -90,6 +93,7 @@ def _build_state(
     authenticator: Authenticator | None,
 ) -> AppState:
     closers: list[Callable[[], None]] = []
+    lifespans: list[LifespanFactory] = []
     try:
         if gate is None:
             settings.check()
@@ -102,12 +106,33 @@ def _build_state(
             gate = Gate(
                 catalog, store, token_key=settings.effective_token_key(), audience=settings.audience
             )
+            lifespans.append(partial(_reconciling, gate, settings))
         authenticator = authenticator or Authenticator.from_settings(settings)
     except BaseException:
         for close in reversed(closers):
             close()
         raise
-    return AppState(settings, gate, authenticator, Metrics(), demo, closers=closers)
+    return AppState(
+        settings, gate, authenticator, Metrics(), demo, lifespans=lifespans, closers=closers
+    )
+
+
+@asynccontextmanager
+async def _reconciling(gate: Gate, settings: Settings) -> AsyncIterator[None]:
+    """Each worker settles stuck executions in the background (claims are single-winner)."""
+    if settings.reconcile_interval_seconds == 0:
+        yield
+        return
+    loop = ReconcileLoop(
+        gate,
+        interval=timedelta(seconds=settings.reconcile_interval_seconds),
+        older_than=timedelta(seconds=settings.reconcile_older_than_seconds),
+    )
+    loop.start()
+    try:
+        yield
+    finally:
+        loop.stop()
 
 
 def demo_shop_path(database_url: str) -> str:

@@ -62,6 +62,9 @@ class Settings:
     jwt_leeway_seconds: int = 30
     max_body_bytes: int = 64 * 1024
     log_level: str = "info"
+    reconcile_interval_seconds: int = 10
+    """How often each worker looks for stuck executions (0: run `signoff reconcile` instead)."""
+    reconcile_older_than_seconds: int = 60
 
     @property
     def development(self) -> bool:
@@ -127,6 +130,8 @@ _FIELDS: dict[str, str] = {
     "jwt_leeway_seconds": "non_negative",
     "max_body_bytes": "positive",
     "log_level": "log_level",
+    "reconcile_interval_seconds": "non_negative",
+    "reconcile_older_than_seconds": "non_negative",
 }
 _ALIASES = {"db": "database_url", "database": "database_url"}
 

@@ -1,0 +1,56 @@
+"""`signoff serve` settles stuck executions in the background."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from signoff.demo import FaultMode
+from signoff.http import Settings, create_app
+from tests.conftest import AGENT, APPROVER, REFUND
+from tests.http.conftest import auth
+
+
+def test_a_lost_answer_is_settled_by_the_worker_reconciler(tmp_path: Path) -> None:
+    """A refund whose answer was lost ends succeeded without any client asking again."""
+    settings = Settings(
+        demo=True,
+        database_url=str(tmp_path / "signoff.db"),
+        reconcile_interval_seconds=1,
+        reconcile_older_than_seconds=0,
+    )
+    app = create_app(settings)
+    with TestClient(app) as client:
+        state = app.state.signoff
+        proposal = client.post(
+            "/v1/proposals", json={"tool": "refund_order", "arguments": REFUND}, headers=auth(AGENT)
+        ).json()
+        decided = client.post(
+            f"/v1/proposals/{proposal['proposal_id']}/decision",
+            json={"decision": "approve", "expected_version": proposal["version"]},
+            headers=auth(APPROVER, uuid.uuid4().hex),
+        ).json()
+        state.demo.provider.fail_next(FaultMode.TIMEOUT_AFTER_SUCCESS)
+        first = client.post(
+            "/v1/executions",
+            json={
+                "proposal_id": proposal["proposal_id"],
+                "confirmation_token": decided["confirmation_token"],
+            },
+            headers=auth(AGENT, uuid.uuid4().hex),
+        )
+        assert first.status_code == 202
+        execution_id = first.json()["execution"]["execution_id"]
+        status = "unknown"
+        for _ in range(300):
+            status = client.get(f"/v1/executions/{execution_id}", headers=auth(AGENT)).json()[
+                "execution"
+            ]["status"]
+            if status != "unknown":
+                break
+            time.sleep(0.05)
+        assert status == "succeeded"
+        assert [e.order_id for e in state.demo.provider.ledger()] == ["ord_1001"]
