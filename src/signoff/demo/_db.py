@@ -1,7 +1,9 @@
 """Where the demo shop keeps its rows: a SQLite file (default) or a PostgreSQL database.
 
 Both hand out connections with ``execute(sql, params)`` and
-``executemany(sql, rows)``; statements are written with ``?`` placeholders.
+``executemany(sql, rows)``; statements are written with ``?`` placeholders
+(rewritten to ``%s`` for psycopg, so they hold no literal ``?`` or ``%``).
+``read()`` is for single-statement reads: on PostgreSQL it runs in autocommit.
 """
 
 from __future__ import annotations
