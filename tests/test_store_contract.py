@@ -37,6 +37,7 @@ from signoff.exceptions import (
     InvalidState,
     NotFound,
     SchemaTooNew,
+    StoreUnavailable,
     VersionConflict,
 )
 from signoff.store import open_store
@@ -482,3 +483,23 @@ def test_forked_worker_opens_its_own_pool(tmp_path: Path) -> None:
         gate = b.gate()
         proposal = b.propose(gate)
         assert gate.proposal(AGENT, proposal.proposal_id) == proposal
+
+
+def test_unreachable_postgresql_is_store_unavailable() -> None:
+    """No server: a typed StoreUnavailable (503), not a driver exception."""
+    from signoff.store._postgres import PostgresStore
+
+    store = PostgresStore("postgresql://postgres@127.0.0.1:1/none", timeout=0.5)
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.ping()
+    finally:
+        store.close()
+
+
+def test_schema_name_must_be_a_plain_identifier() -> None:
+    """A schema name that would need quoting is refused before anything connects."""
+    from signoff.store._postgres import PostgresStore
+
+    with pytest.raises(ValueError, match="plain lower-case identifier"):
+        PostgresStore('postgresql://h/db?schema=x";drop')
