@@ -22,6 +22,7 @@ from signoff.store._sql import SqlTransaction
 log = logging.getLogger("signoff")
 
 T = TypeVar("T")
+WRITE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,17 +40,20 @@ class GateContext:
         return to_micros(self.clock.now())
 
     def write(self, step: Callable[[SqlTransaction], T]) -> T:
-        """Run ``step`` in a write transaction, once more if a UNIQUE race was lost.
+        """Run ``step`` in a write transaction; run it again after a lost race.
 
         On PostgreSQL two racing inserts of one idempotency key block, then one
-        fails; the retry then sees the winner's row and answers as a duplicate.
+        fails; the retry sees the winner's row and answers as a duplicate. A
+        deadlock or serialization failure rolled everything back, so it is
+        retried too, a few times.
         """
-        for attempt in (1, 2):
+        retryable = self.store.integrity_errors + self.store.transient_errors
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 with self.store.transaction() as tx:
                     return step(tx)
-            except self.store.integrity_errors:
-                if attempt == 2:
+            except retryable:
+                if attempt == WRITE_ATTEMPTS:
                     raise
         raise AssertionError("unreachable")
 

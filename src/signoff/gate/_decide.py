@@ -180,6 +180,11 @@ def _record(
         now=now,
         expected_version=decision.expected_version,
     ):
+        # Read Committed: the winner has committed by now. If it was this very
+        # request (same key, racing itself), answer its result as a duplicate.
+        record = tx.idempotency(principal.tenant, principal.subject, key)
+        if record is not None:
+            return _replay(ctx, tx, principal, record, print_)
         raise VersionConflict("another decision won the race", proposal_id=proposal.proposal_id)
     tx.insert_decision(proposal.proposal_id, approval)
     tx.append_audit(

@@ -19,6 +19,8 @@ class Store(abc.ABC):
     url: str
     integrity_errors: tuple[type[Exception], ...] = ()
     """Exceptions the backend raises for a violated UNIQUE constraint."""
+    transient_errors: tuple[type[Exception], ...] = ()
+    """Deadlocks and serialization failures: the transaction is safe to run again."""
 
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[SqlTransaction]: ...

@@ -44,6 +44,7 @@ class PostgresStore(Store):
     """``PostgresStore("postgresql://user@host/db?schema=signoff")``."""
 
     integrity_errors = (psycopg.errors.IntegrityError,)
+    transient_errors = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
 
     def __init__(
         self,
