@@ -49,3 +49,38 @@ def test_db_upgrade_is_idempotent_and_refuses_newer_schema(tmp_path: Path) -> No
     )
     assert newer.returncode == 2
     assert "schema_too_new" in newer.stderr
+
+
+def test_audit_verify_refuses_a_missing_or_foreign_database(tmp_path: Path) -> None:
+    """No file, or a file without the schema: a clear error, and nothing is created."""
+    import sqlite3
+
+    missing = tmp_path / "missing.db"
+    result = CliRunner().invoke(cli, ["audit", "verify", "--db", str(missing)])
+    assert result.exit_code != 0
+    assert not missing.exists()
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE unrelated (a)")
+    run = subprocess.run(
+        [sys.executable, "-m", "signoff", "audit", "verify", "--db", str(foreign)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert "signoff db upgrade" in run.stderr
+
+
+def test_commands_load_lazily() -> None:
+    """Every command is listed; a command like `db` runs without importing the web stack."""
+    code = (
+        "import sys; from signoff.cli._main import cli; "
+        "from click.testing import CliRunner; CliRunner().invoke(cli, ['db', '--help']); "
+        "print('fastapi' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    result = CliRunner().invoke(cli, ["--help"])
+    for name in ("bench", "chaos", "dev-token", "mcp", "reconcile", "serve", "tools", "demo"):
+        assert name in result.output

@@ -1,19 +1,51 @@
-"""`signoff` commands: demo, audit verify, db upgrade."""
+"""The `signoff` command group: demo, audit verify, db upgrade here; the rest load lazily."""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from pathlib import Path
 
 import click
 
 from signoff import __version__
-from signoff.exceptions import SignoffError
+from signoff.exceptions import SignoffError, StoreError
+from signoff.store import Store
 
 DEFAULT_DB = "signoff.db"
 DB_HELP = "Database URL or SQLite path (env SIGNOFF_DATABASE_URL)."
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Commands whose modules pull in heavy dependencies (FastAPI, the MCP SDK) load on use,
+# so `signoff reconcile` or `signoff audit verify` start without importing a web stack.
+LAZY_COMMANDS = {
+    "bench": "signoff.cli._bench:bench",
+    "chaos": "signoff.cli._chaos:chaos",
+    "dev-token": "signoff.cli._serve:dev_token",
+    "mcp": "signoff.cli._agents:mcp_command",
+    "reconcile": "signoff.cli._reconcile:reconcile",
+    "serve": "signoff.cli._serve:serve",
+    "tools": "signoff.cli._agents:tools",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a command's module only when that command runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = LAZY_COMMANDS.get(cmd_name)
+        if spec is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = spec.partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="signoff")
 def cli() -> None:
     """Human confirmation for AI agents' write operations."""
@@ -40,15 +72,29 @@ def audit() -> None:
 def audit_verify(db: str) -> None:
     """Exit 0 when every tenant's chain is intact; otherwise name the first bad event."""
     from signoff.gate._gate import verify_audit
-    from signoff.store import open_store
 
-    with open_store(db, migrate=False) as store:
+    with open_existing_store(db) as store:
         report = verify_audit(store)
     if report.ok:
         click.echo(f"audit chain intact: {report.events} events in {report.tenants} tenant chains")
         return
     click.echo(f"audit chain BROKEN at {report.first_bad}", err=True)
     sys.exit(1)
+
+
+def open_existing_store(url: str) -> Store:
+    """Open a store that must already hold a signoff schema; never create one by accident."""
+    from signoff.store import open_store
+
+    is_postgres = url.startswith(("postgresql://", "postgres://"))
+    path = url.removeprefix("sqlite:///").removeprefix("sqlite://")
+    if not is_postgres and not Path(path).is_file():
+        raise StoreError(f"no database file at {path}")
+    store = open_store(url, migrate=False)
+    if store.schema_version() == 0:
+        store.close()
+        raise StoreError(f"{url} holds no signoff schema; run `signoff db upgrade --db {url}`")
+    return store
 
 
 @cli.group()
@@ -66,33 +112,6 @@ def db_upgrade(url: str) -> None:
         before = store.schema_version()
         after = store.migrate()
     click.echo(f"schema version {before} -> {after}")
-
-
-from signoff.cli._bench import bench  # noqa: E402
-
-cli.add_command(bench)
-
-
-from signoff.cli._serve import dev_token, serve  # noqa: E402
-
-cli.add_command(serve)
-cli.add_command(dev_token)
-
-
-from signoff.cli._reconcile import reconcile  # noqa: E402
-
-cli.add_command(reconcile)
-
-
-from signoff.cli._chaos import chaos  # noqa: E402
-
-cli.add_command(chaos)
-
-
-from signoff.cli._agents import mcp_command, tools  # noqa: E402
-
-cli.add_command(tools)
-cli.add_command(mcp_command)
 
 
 def main() -> None:
