@@ -1,15 +1,18 @@
 """The demo shop: orders, a refund tool, and a refund provider simulator."""
 
+from signoff.demo._batch_tool import BatchRefundArgs, RefundCustomerOrders
 from signoff.demo._provider import FaultMode, LedgerEntry, RefundProvider
 from signoff.demo._shop import DemoShop, Order, seed_demo_orders
 from signoff.demo._tool import RefundArgs, RefundOrder, demo_catalog
 
 __all__ = [
+    "BatchRefundArgs",
     "DemoShop",
     "FaultMode",
     "LedgerEntry",
     "Order",
     "RefundArgs",
+    "RefundCustomerOrders",
     "RefundOrder",
     "RefundProvider",
     "demo_catalog",
