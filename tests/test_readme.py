@@ -24,3 +24,27 @@ def test_ci_runs_the_readme_test_command_exactly() -> None:
     """.ci/run contains the README's test command verbatim."""
     _, tests = _readme_commands()
     assert tests in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_readme_python_example_runs(tmp_path: Path) -> None:
+    """The README's Python example performs one refund, as it claims."""
+    import os
+    import runpy
+
+    text = (ROOT / "README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        runpy.run_path(str(script))
+    finally:
+        os.chdir(cwd)
+    from signoff.demo import DemoShop, RefundProvider
+
+    shop = DemoShop(str(tmp_path / "shop.sqlite"))
+    try:
+        assert [e.order_id for e in RefundProvider(shop).ledger()] == ["ord_1001"]
+    finally:
+        shop.close()
