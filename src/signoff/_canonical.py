@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,11 +21,46 @@ def canonical_json(value: JsonValue) -> bytes:
     Key order never matters; any change of a value does. Floats are refused
     outright: signoff never lets a binary fraction stand for money or a count.
     """
+    if _plain(value):
+        # Same bytes as rfc8785 for these documents (tests/test_canonical_fast.py), in C.
+        try:
+            return _DUMPS(value).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: let rfc8785 refuse it with its own message
     _refuse_floats(value)
     try:
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
         raise InvalidArguments(f"value cannot be canonicalized: {exc}") from exc
+
+
+_INT_MIN = -(2**53) + 1
+_INT_MAX = 2**53 - 1
+_DUMPS = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+).encode
+
+
+def _plain(value: JsonValue) -> bool:
+    """True for documents whose JCS form ``json.dumps`` writes byte for byte.
+
+    Exactly dict (ASCII keys: code-point order is then UTF-16 order), list,
+    tuple, str, int within I-JSON's safe range, bool and None. JSON's string
+    escapes with ``ensure_ascii=False`` are RFC 8785's: backslash, quote,
+    b f n r t, and a lowercase u00xx for the other control characters.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(_INT_MIN <= value <= _INT_MAX)
+    if kind is dict:
+        return all(
+            type(key) is str and key.isascii() and _plain(item) for key, item in value.items()
+        )
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    return False
 
 
 def sha256_hex(data: bytes) -> str:
