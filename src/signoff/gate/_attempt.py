@@ -145,7 +145,7 @@ def finish_attempt(
 
     def record(tx: SqlTransaction) -> Execution:
         now = ctx.now_micros()
-        won = tx.transition_execution(
+        moved = tx.transition_execution_row(
             running.execution_id,
             from_statuses=from_statuses,
             to=status,
@@ -154,10 +154,11 @@ def finish_attempt(
             error_code=code,
             error_message=message,
         )
-        current = tx.execution(running.tenant, running.execution_id)
-        assert current is not None
-        if not won:
+        if moved is None:
+            current = tx.execution(running.tenant, running.execution_id)
+            assert current is not None
             return current
+        current = moved
         tx.transition_proposal(
             running.proposal_id, from_statuses=_OPEN_PROPOSAL, to=_PROPOSAL_STATUS[status], now=now
         )

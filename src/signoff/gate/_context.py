@@ -58,6 +58,35 @@ class GateContext:
         raise AssertionError("unreachable")
 
 
+class Fallback(Exception):
+    """The fast path's premise no longer holds; its transaction is rolled back."""
+
+
+def write_fast(
+    ctx: GateContext,
+    fast: Callable[[SqlTransaction], T],
+    full: Callable[[SqlTransaction], T],
+) -> T:
+    """Run ``fast`` in a write transaction; if it falls back or must retry, run ``full``.
+
+    ``fast`` relies on checks already made in a read transaction and on
+    conditional updates that fail if anything changed since; when one fails it
+    raises :class:`Fallback` and ``full`` re-checks everything under the write,
+    so every answer is the one ``full`` alone would have given.
+    """
+    calls = 0
+
+    def step(tx: SqlTransaction) -> T:
+        nonlocal calls
+        calls += 1
+        return fast(tx) if calls == 1 else full(tx)
+
+    try:
+        return ctx.write(step)
+    except Fallback:
+        return ctx.write(full)
+
+
 def load_proposal(tx: SqlTransaction, principal: Principal, proposal_id: str) -> Proposal:
     """The proposal in the caller's tenant, or 404 without saying whether it exists elsewhere."""
     proposal = tx.proposal(principal.tenant, proposal_id)

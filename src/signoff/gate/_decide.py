@@ -22,9 +22,18 @@ from signoff.exceptions import (
     InvalidRequest,
     InvalidState,
     RetypeMismatch,
+    SignoffError,
     VersionConflict,
 )
-from signoff.gate._context import GateContext, approvers, check_digest, load_proposal, log
+from signoff.gate._context import (
+    Fallback,
+    GateContext,
+    approvers,
+    check_digest,
+    load_proposal,
+    log,
+    write_fast,
+)
 from signoff.gate._policy import approvals_complete, decision_step
 from signoff.gate._tokens import issue_token
 from signoff.store._sql import IdempotencyRecord, SqlTransaction
@@ -65,10 +74,55 @@ def decide(
             return refusal
         return _record(ctx, tx, principal, proposal, decision, now, idempotency_key, print_)
 
-    outcome = ctx.write(step)
+    checked = _precheck(ctx, principal, proposal_id, decision, idempotency_key)
+    if checked is None:
+        outcome = ctx.write(step)
+    else:
+
+        def fast(tx: SqlTransaction) -> DecisionResult | Expired:
+            # Checked in a read transaction; the version-checked update below fails
+            # (and `step` answers instead) if the proposal changed since.
+            now = ctx.now_micros()
+            if now >= to_micros(checked.expires_at):
+                raise Fallback
+            return _record(
+                ctx, tx, principal, checked, decision, now, idempotency_key, print_, fast=True
+            )
+
+        outcome = write_fast(ctx, fast, step)
     if isinstance(outcome, Expired):
         raise outcome
     return outcome
+
+
+def _precheck(
+    ctx: GateContext, principal: Principal, proposal_id: str, decision: Decision, key: str
+) -> Proposal | None:
+    """The proposal if the decision may go ahead, read outside the write; else None.
+
+    None (a replay, a refusal, an expiry) leaves every answer to the write
+    transaction's full check; this only spares the usual case its reads.
+    """
+    with ctx.store.read() as tx:
+        if tx.idempotency(principal.tenant, principal.subject, key) is not None:
+            return None
+        proposal = tx.proposal(principal.tenant, proposal_id)
+    if proposal is None:
+        return None
+    try:
+        if proposal.status is not ProposalStatus.AWAITING_CONFIRMATION:
+            return None
+        if decision.expected_version != proposal.version:
+            return None
+        if ctx.now_micros() >= to_micros(proposal.expires_at):
+            return None
+        check_digest(proposal)
+        decision_step(proposal, principal, decision.kind, ctx.directory)
+        if decision.kind is DecisionKind.APPROVE:
+            _check_retyped(proposal, decision)
+    except SignoffError:
+        return None
+    return proposal
 
 
 def _validate(decision: Decision, key: str) -> None:
@@ -154,6 +208,8 @@ def _record(
     now: int,
     key: str,
     print_: str,
+    *,
+    fast: bool = False,
 ) -> DecisionResult:
     step = decision_step(proposal, principal, decision.kind, ctx.directory)
     if decision.kind is DecisionKind.APPROVE:
@@ -180,6 +236,8 @@ def _record(
         now=now,
         expected_version=decision.expected_version,
     ):
+        if fast:
+            raise Fallback
         # Read Committed: the winner has committed by now. If it was this very
         # request (same key, racing itself), answer its result as a duplicate.
         record = tx.idempotency(principal.tenant, principal.subject, key)

@@ -33,7 +33,14 @@ from signoff.exceptions import (
     SubjectMismatch,
 )
 from signoff.gate._attempt import run_attempt
-from signoff.gate._context import GateContext, check_digest, load_proposal, log
+from signoff.gate._context import (
+    Fallback,
+    GateContext,
+    check_digest,
+    load_proposal,
+    log,
+    write_fast,
+)
 from signoff.gate._hooks import HookPoint
 from signoff.gate._policy import approvers_who_lost_role
 from signoff.gate._receipts import result_for
@@ -91,7 +98,17 @@ def execute(
         v = _verify(ctx, tx, principal, proposal_id, hashed, now)
         return _consume(ctx, tx, principal, v, now, idempotency_key, print_)
 
-    consumed = ctx.write(consume)
+    def consume_fast(tx: SqlTransaction) -> Execution | ExecutionResult:
+        # Verified in the read transaction above; the conditional updates in
+        # _consume fail (and `consume` answers instead) if anything changed since.
+        now = ctx.now_micros()
+        if now >= verified.token.expires_at or approvers_who_lost_role(
+            verified.proposal, ctx.directory
+        ):
+            raise Fallback
+        return _consume(ctx, tx, principal, verified, now, idempotency_key, print_, fast=True)
+
+    consumed = write_fast(ctx, consume_fast, consume)
     if isinstance(consumed, ExecutionResult):
         return consumed
     ctx.hooks(HookPoint.AFTER_CONSUME, consumed)
@@ -194,13 +211,19 @@ def _consume(
     now: int,
     key: str | None,
     print_: str,
+    *,
+    fast: bool = False,
 ) -> Execution:
     pid = v.proposal.proposal_id
     if not tx.consume_token(v.token.token_id, now):
+        if fast:
+            raise Fallback
         raise AlreadyConsumed("this confirmation token was already used", proposal_id=pid)
     if not tx.transition_proposal(
         pid, from_statuses=(ProposalStatus.CONFIRMED,), to=ProposalStatus.EXECUTING, now=now
     ):
+        if fast:
+            raise Fallback
         raise InvalidState("the proposal left the confirmed state", proposal_id=pid)
     moment = from_micros(now)
     execution = Execution(

@@ -102,6 +102,8 @@ class SqlTransaction:
     def __init__(self, conn: Connection, dialect: Dialect) -> None:
         self._conn = conn
         self._dialect = dialect
+        self._heads: dict[str, tuple[int, str]] = {}
+        """Chain heads this transaction appended to: a second append needs no head read."""
 
     def run(self, statement: str, params: Sequence[Any] = ()) -> Cursor:
         return self._conn.execute(self._dialect.sql(statement), params)
@@ -332,28 +334,80 @@ class SqlTransaction:
         error_message: str | None = None,
         new_attempt: bool = False,
     ) -> bool:
-        sources = [s.value for s in from_statuses]
-        completed = now if to.is_terminal else None
+        """Move the execution if still in ``from_statuses``; True if we won."""
         return (
-            self.run(
-                "UPDATE executions SET status = ?, updated_at = ?, lease_until = ?, "
-                "provider_reference = COALESCE(?, provider_reference), error_code = ?, "
-                "error_message = ?, attempts = attempts + ?, completed_at = ? "
-                f"WHERE execution_id = ? AND status IN ({','.join('?' * len(sources))})",
-                (
-                    to.value,
-                    now,
-                    lease_until,
-                    provider_reference,
-                    error_code,
-                    error_message,
-                    1 if new_attempt else 0,
-                    completed,
-                    execution_id,
-                    *sources,
-                ),
+            self._move_execution(
+                execution_id,
+                from_statuses=from_statuses,
+                to=to,
+                now=now,
+                lease_until=lease_until,
+                provider_reference=provider_reference,
+                error_code=error_code,
+                error_message=error_message,
+                new_attempt=new_attempt,
             ).rowcount
             == 1
+        )
+
+    def transition_execution_row(
+        self,
+        execution_id: str,
+        *,
+        from_statuses: Iterable[ExecutionStatus],
+        to: ExecutionStatus,
+        now: int,
+        provider_reference: str | None = None,
+        error_code: str | None = None,
+        error_message: str | None = None,
+    ) -> Execution | None:
+        """As :meth:`transition_execution`, answering the updated row (None if we lost)."""
+        rows = self._move_execution(
+            execution_id,
+            from_statuses=from_statuses,
+            to=to,
+            now=now,
+            provider_reference=provider_reference,
+            error_code=error_code,
+            error_message=error_message,
+            returning=True,
+        ).fetchall()
+        return _execution(rows[0]) if rows else None
+
+    def _move_execution(
+        self,
+        execution_id: str,
+        *,
+        from_statuses: Iterable[ExecutionStatus],
+        to: ExecutionStatus,
+        now: int,
+        lease_until: int | None = None,
+        provider_reference: str | None = None,
+        error_code: str | None = None,
+        error_message: str | None = None,
+        new_attempt: bool = False,
+        returning: bool = False,
+    ) -> Cursor:
+        sources = [s.value for s in from_statuses]
+        completed = now if to.is_terminal else None
+        return self.run(
+            "UPDATE executions SET status = ?, updated_at = ?, lease_until = ?, "
+            "provider_reference = COALESCE(?, provider_reference), error_code = ?, "
+            "error_message = ?, attempts = attempts + ?, completed_at = ? "
+            f"WHERE execution_id = ? AND status IN ({','.join('?' * len(sources))})"
+            + (f" RETURNING {_EXECUTION_COLUMNS}" if returning else ""),
+            (
+                to.value,
+                now,
+                lease_until,
+                provider_reference,
+                error_code,
+                error_message,
+                1 if new_attempt else 0,
+                completed,
+                execution_id,
+                *sources,
+            ),
         )
 
     def stuck_executions(self, now: int, *, older_than: int, limit: int) -> list[Execution]:
@@ -447,7 +501,7 @@ class SqlTransaction:
         actor: str | None = None,
     ) -> None:
         """Append to the tenant's chain; the head row lock orders concurrent writers."""
-        head = self._audit_head(tenant)
+        head = self._heads.get(tenant) or self._audit_head(tenant)
         if head is None:
             # The tenant's first event. A concurrent first append waits on this insert,
             # then does nothing and locks the row the winner created.
@@ -484,6 +538,7 @@ class SqlTransaction:
         else:
             self.run(insert, event)
             self.run(advance, (seq, digest, tenant))
+        self._heads[tenant] = (seq, digest)
 
     def _audit_head(self, tenant: str) -> tuple[int, str] | None:
         row = self.run(
