@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from signoff.exceptions import SchemaTooNew
+
+if TYPE_CHECKING:
+    from signoff.store._sql import SqlTransaction
+
 SCHEMA_VERSION = 1
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -111,3 +118,30 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
     ),
 }
+
+
+def apply_migrations(tx: SqlTransaction, current: int) -> int:
+    """Run every migration after ``current`` inside ``tx``; refuse a newer schema."""
+    if current > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"database schema {current} is newer than this signoff ({SCHEMA_VERSION})",
+            schema=current,
+        )
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS[version]:
+            tx.run(statement)
+        tx.run(
+            "INSERT INTO signoff_meta (key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(version),),
+        )
+    return SCHEMA_VERSION
+
+
+def schema_version_in(tx: SqlTransaction, meta_exists_sql: str) -> int:
+    """The recorded schema version, 0 when ``meta_exists_sql`` finds no meta table."""
+    exists = tx.run(meta_exists_sql).fetchone()
+    if exists is None or exists[0] is None:
+        return 0
+    row = tx.run("SELECT value FROM signoff_meta WHERE key = 'schema_version'").fetchone()
+    return 0 if row is None else int(row[0])

@@ -21,9 +21,8 @@ try:
 except ImportError as missing:  # pragma: no cover - depends on how signoff was installed
     raise ImportError("PostgreSQL support needs: pip install 'signoff[postgres]'") from missing
 
-from signoff.exceptions import SchemaTooNew
 from signoff.store._base import Store
-from signoff.store._migrations import MIGRATIONS, SCHEMA_VERSION
+from signoff.store._migrations import apply_migrations, schema_version_in
 from signoff.store._pgconn import PostgresConnections, split_schema
 from signoff.store._sql import Dialect, SqlTransaction
 
@@ -85,21 +84,7 @@ class PostgresStore(Store):
                 )
                 tx.run(create.as_string())
             tx.run("CREATE TABLE IF NOT EXISTS signoff_meta (key TEXT PRIMARY KEY, value TEXT)")
-            current = _schema_version(tx)
-            if current > SCHEMA_VERSION:
-                raise SchemaTooNew(
-                    f"database schema {current} is newer than this signoff ({SCHEMA_VERSION})",
-                    schema=current,
-                )
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[version]:
-                    tx.run(statement)
-                tx.run(
-                    "INSERT INTO signoff_meta (key, value) VALUES ('schema_version', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (str(version),),
-                )
-        return SCHEMA_VERSION
+            return apply_migrations(tx, _schema_version(tx))
 
     def ping(self) -> None:
         with self.read() as tx:
@@ -110,8 +95,4 @@ class PostgresStore(Store):
 
 
 def _schema_version(tx: SqlTransaction) -> int:
-    exists = tx.run("SELECT to_regclass('signoff_meta')").fetchone()
-    if exists is None or exists[0] is None:
-        return 0
-    row = tx.run("SELECT value FROM signoff_meta WHERE key = 'schema_version'").fetchone()
-    return 0 if row is None else int(row[0])
+    return schema_version_in(tx, "SELECT to_regclass('signoff_meta')")

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from signoff._sqlite_file import SQLiteFile
-from signoff.exceptions import SchemaTooNew, StoreUnavailable
+from signoff.exceptions import StoreUnavailable
 from signoff.store._base import Store
-from signoff.store._migrations import MIGRATIONS, SCHEMA_VERSION
+from signoff.store._migrations import apply_migrations, schema_version_in
 from signoff.store._sql import Dialect, SqlTransaction
 
 SQLITE = Dialect(name="sqlite", placeholder="?", for_update="", skip_locked="")
@@ -44,21 +44,7 @@ class SQLiteStore(Store):
     def migrate(self) -> int:
         with self.transaction() as tx:
             tx.run("CREATE TABLE IF NOT EXISTS signoff_meta (key TEXT PRIMARY KEY, value TEXT)")
-            current = _schema_version(tx)
-            if current > SCHEMA_VERSION:
-                raise SchemaTooNew(
-                    f"database schema {current} is newer than this signoff ({SCHEMA_VERSION})",
-                    schema=current,
-                )
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[version]:
-                    tx.run(statement)
-                tx.run(
-                    "INSERT INTO signoff_meta (key, value) VALUES ('schema_version', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (str(version),),
-                )
-        return SCHEMA_VERSION
+            return apply_migrations(tx, _schema_version(tx))
 
     def ping(self) -> None:
         try:
@@ -72,10 +58,6 @@ class SQLiteStore(Store):
 
 
 def _schema_version(tx: SqlTransaction) -> int:
-    exists = tx.run(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'signoff_meta'"
-    ).fetchone()
-    if exists is None:
-        return 0
-    row = tx.run("SELECT value FROM signoff_meta WHERE key = 'schema_version'").fetchone()
-    return 0 if row is None else int(row[0])
+    return schema_version_in(
+        tx, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'signoff_meta'"
+    )
