@@ -80,10 +80,7 @@ class RefundCustomerOrders(WriteTool[BatchRefundArgs]):
 
     def __init__(self, shop: DemoShop) -> None:
         self.shop = shop
-        with shop.db.write() as conn:
-            if getattr(shop.db, "dialect", "sqlite") != "sqlite":
-                conn.execute("SELECT pg_advisory_xact_lock(?)", (_POSTGRES_DDL_LOCK,))
-            conn.execute(_BATCHES_TABLE)
+        shop.ensure_table(_BATCHES_TABLE, lock_id=_POSTGRES_DDL_LOCK)
 
     def read_state(self, args: BatchRefundArgs, principal: Principal) -> ResourceState:
         if principal.subject != args.customer and SUPPORT_ROLE not in principal.roles:

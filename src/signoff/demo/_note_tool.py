@@ -72,10 +72,7 @@ class AddOrderNote(WriteTool[NoteArgs]):
 
     def __init__(self, shop: DemoShop) -> None:
         self.shop = shop
-        with shop.db.write() as conn:
-            if getattr(shop.db, "dialect", "sqlite") != "sqlite":
-                conn.execute("SELECT pg_advisory_xact_lock(?)", (_POSTGRES_DDL_LOCK,))
-            conn.execute(_NOTES_TABLE)
+        shop.ensure_table(_NOTES_TABLE, lock_id=_POSTGRES_DDL_LOCK)
 
     def read_state(self, args: NoteArgs, principal: Principal) -> ResourceState:
         order = self.shop.order(principal.tenant, args.order_id)

@@ -102,6 +102,17 @@ class DemoShop:
                 (tenant, order_id),
             )
 
+    def ensure_table(self, ddl: str, *, lock_id: int) -> None:
+        """Create a tool's own table once (``CREATE TABLE IF NOT EXISTS``).
+
+        On PostgreSQL, shop processes starting at once create it one at a time
+        under the advisory lock ``lock_id``.
+        """
+        with self.db.write() as conn:
+            if getattr(self.db, "dialect", "sqlite") != "sqlite":
+                conn.execute("SELECT pg_advisory_xact_lock(?)", (lock_id,))
+            conn.execute(ddl)
+
     def close(self) -> None:
         self.db.close()
 
