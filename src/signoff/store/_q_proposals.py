@@ -1,0 +1,173 @@
+"""Proposals and their decisions: snapshots in, conditional status moves."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from signoff._clock import from_micros, to_micros
+from signoff._model import (
+    Approval,
+    DecisionKind,
+    Proposal,
+    ProposalStatus,
+)
+from signoff.store._sqlbase import SqlBase, _dump
+
+_PROPOSAL_COLUMNS = (
+    "proposal_id, action_id, tenant, requester_subject, requester_actor, tool, tool_version, "
+    "arguments, args_digest, resource_id, state_version, state, risk, policy, preview, "
+    "rationale, request_key, status, version, created_at, expires_at"
+)
+_PROPOSAL_FIELDS = tuple(name.strip() for name in _PROPOSAL_COLUMNS.split(","))
+_PROPOSAL_COLUMNS_P = ", ".join(f"p.{name}" for name in _PROPOSAL_FIELDS)
+_APPROVAL_COLUMNS = "approver, kind, step, reason_code, reason, decided_at"
+_APPROVAL_COLUMNS_D = ", ".join(f"d.{name.strip()}" for name in _APPROVAL_COLUMNS.split(","))
+
+
+class ProposalQueries(SqlBase):
+    def insert_proposal(self, p: Proposal) -> None:
+        self.run(
+            f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                p.proposal_id,
+                p.action_id,
+                p.tenant,
+                p.requester_subject,
+                p.requester_actor,
+                p.tool,
+                p.tool_version,
+                _dump(p.arguments),
+                p.args_digest,
+                p.resource_id,
+                p.state_version,
+                _dump(p.state),
+                _dump(p.risk),
+                _dump(p.policy),
+                _dump(p.preview),
+                p.rationale,
+                p.request_key,
+                p.status.value,
+                p.version,
+                to_micros(p.created_at),
+                to_micros(p.expires_at),
+                to_micros(p.created_at),
+            ),
+        )
+
+    def proposal(self, tenant: str, proposal_id: str) -> Proposal | None:
+        # One statement: the proposal on every row, with one row per decision (or none).
+        rows = self.run(
+            f"SELECT {_PROPOSAL_COLUMNS_P}, {_APPROVAL_COLUMNS_D} FROM proposals p "
+            "LEFT JOIN decisions d ON d.proposal_id = p.proposal_id "
+            "WHERE p.proposal_id = ? AND p.tenant = ? ORDER BY d.decided_at, d.approver",
+            (proposal_id, tenant),
+        ).fetchall()
+        if not rows:
+            return None
+        width = len(_PROPOSAL_FIELDS)
+        approvals = tuple(_approval(row[width:]) for row in rows if row[width] is not None)
+        return _proposal(rows[0], approvals)
+
+    def proposals(
+        self, tenant: str, *, statuses: Sequence[str] = (), limit: int = 100
+    ) -> list[Proposal]:
+        where = "tenant = ?"
+        params: list[Any] = [tenant]
+        if statuses:
+            where += f" AND status IN ({','.join('?' * len(statuses))})"
+            params.extend(statuses)
+        rows = self.run(
+            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE {where} "
+            "ORDER BY created_at DESC, proposal_id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [_proposal(row, self.approvals(row[0])) for row in rows]
+
+    def transition_proposal(
+        self,
+        proposal_id: str,
+        *,
+        from_statuses: Iterable[ProposalStatus],
+        to: ProposalStatus,
+        now: int,
+        expected_version: int | None = None,
+    ) -> bool:
+        """Move the proposal if it is still in one of ``from_statuses``; True if we won."""
+        sources = [s.value for s in from_statuses]
+        sql = (
+            "UPDATE proposals SET status = ?, version = version + 1, updated_at = ? "
+            f"WHERE proposal_id = ? AND status IN ({','.join('?' * len(sources))})"
+        )
+        params: list[Any] = [to.value, now, proposal_id, *sources]
+        if expected_version is not None:
+            sql += " AND version = ?"
+            params.append(expected_version)
+        return self.run(sql, params).rowcount == 1
+
+    def due_proposals(self, now: int, statuses: Sequence[ProposalStatus]) -> list[tuple[str, str]]:
+        marks = ",".join("?" * len(statuses))
+        rows = self.run(
+            f"SELECT proposal_id, tenant FROM proposals WHERE status IN ({marks}) "
+            "AND expires_at <= ?",
+            (*[s.value for s in statuses], now),
+        ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
+    # decisions -----------------------------------------------------------
+
+    def insert_decision(self, proposal_id: str, approval: Approval) -> None:
+        self.run(
+            "INSERT INTO decisions (proposal_id, approver, kind, step, reason_code, reason, "
+            "decided_at) VALUES (?,?,?,?,?,?,?)",
+            (
+                proposal_id,
+                approval.approver,
+                approval.kind.value,
+                approval.step,
+                approval.reason_code,
+                approval.reason,
+                to_micros(approval.decided_at),
+            ),
+        )
+
+    def approvals(self, proposal_id: str) -> tuple[Approval, ...]:
+        rows = self.run(
+            f"SELECT {_APPROVAL_COLUMNS} FROM decisions "
+            "WHERE proposal_id = ? ORDER BY decided_at, approver",
+            (proposal_id,),
+        ).fetchall()
+        return tuple(_approval(row) for row in rows)
+
+
+def _proposal(row: Sequence[Any], approvals: tuple[Approval, ...]) -> Proposal:
+    return Proposal(
+        proposal_id=row[0],
+        action_id=row[1],
+        tenant=row[2],
+        requester_subject=row[3],
+        requester_actor=row[4],
+        tool=row[5],
+        tool_version=row[6],
+        arguments=json.loads(row[7]),
+        args_digest=row[8],
+        resource_id=row[9],
+        state_version=row[10],
+        state=json.loads(row[11]),
+        risk=json.loads(row[12]),
+        policy=json.loads(row[13]),
+        preview=json.loads(row[14]),
+        rationale=row[15],
+        request_key=row[16],
+        status=ProposalStatus(row[17]),
+        version=row[18],
+        created_at=from_micros(row[19]),
+        expires_at=from_micros(row[20]),
+        approvals=approvals,
+    )
+
+
+def _approval(row: Sequence[Any]) -> Approval:
+    return Approval(row[0], DecisionKind(row[1]), row[2], row[3], row[4], from_micros(row[5]))
