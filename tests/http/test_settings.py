@@ -121,3 +121,16 @@ def test_production_app_loads_the_catalog_factory(tmp_path: Path) -> None:
     for spec in ("tests.http.test_settings:not_a_catalog", "no.such.module:x"):
         with pytest.raises(SettingsError):
             create_app(load_settings(env={**env, "SIGNOFF_CATALOG": spec}), extras=())
+
+
+def test_public_url_is_validated_and_used_for_confirmation_links() -> None:
+    """A proxy's address becomes the base of confirmation links; junk is refused."""
+    from signoff.mcp_server._http import public_url_of
+
+    settings = load_settings({"public_url": "https://signoff.example.com/"}, env={})
+    assert settings.public_url == "https://signoff.example.com"
+    assert public_url_of(settings) == "https://signoff.example.com"
+    assert public_url_of(load_settings({}, env={})) == "http://127.0.0.1:8000"
+    for bad in ("signoff.example.com", "ftp://x", "https://x/?a=1", "https://x/#f"):
+        with pytest.raises(SettingsError):
+            load_settings({"public_url": bad}, env={})

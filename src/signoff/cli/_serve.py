@@ -25,6 +25,11 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
 @click.option("--log-level", default=None, help="critical|error|warning|info|debug")
 @click.option(
+    "--public-url",
+    default=None,
+    help="Where people reach this server, for confirmation links (e.g. behind a proxy).",
+)
+@click.option(
     "--reconcile-interval",
     "reconcile_interval_seconds",
     type=click.IntRange(0),

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ENV_PREFIX = "SIGNOFF_"
 MIN_KEY_BYTES = 32
@@ -62,6 +63,8 @@ class Settings:
     jwt_leeway_seconds: int = 30
     max_body_bytes: int = 64 * 1024
     log_level: str = "info"
+    public_url: str | None = None
+    """Where people reach this server (links to the confirmation page), e.g. behind a proxy."""
     reconcile_interval_seconds: int = 10
     """How often each worker looks for stuck executions (0: run `signoff reconcile` instead)."""
     reconcile_older_than_seconds: int = 60
@@ -130,6 +133,7 @@ _FIELDS: dict[str, str] = {
     "jwt_leeway_seconds": "non_negative",
     "max_body_bytes": "positive",
     "log_level": "log_level",
+    "public_url": "url",
     "reconcile_interval_seconds": "non_negative",
     "reconcile_older_than_seconds": "non_negative",
 }
@@ -268,6 +272,15 @@ def _b64(text: str) -> bytes:
         raise ValueError("neither hex nor base64") from exc
 
 
+def _url(value: Any) -> str:
+    """An absolute http(s) URL without query or fragment; a trailing slash is dropped."""
+    text = _str(value)
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ValueError(f"an absolute http(s) URL is required, got {text!r}")
+    return text.rstrip("/")
+
+
 def _path(value: Any) -> Path:
     return Path(_str(value))
 
@@ -317,5 +330,6 @@ _CONVERTERS: dict[str, Any] = {
     "key": parse_key,
     "public_keys": _public_keys,
     "path": _path,
+    "url": _url,
     "log_level": _log_level,
 }

@@ -74,9 +74,8 @@ class _AtMountPoint:
 
 def public_url_of(settings: Settings) -> str:
     """Where people reach ``signoff serve`` (the confirmation pages)."""
-    configured = getattr(settings, "public_url", None)
-    if isinstance(configured, str) and configured:
-        return configured
+    if settings.public_url is not None:
+        return settings.public_url
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host  # noqa: S104
     if ":" in host:
         host = f"[{host}]"
