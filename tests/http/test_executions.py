@@ -10,7 +10,7 @@ from typing import Any
 import httpx2 as httpx
 from fastapi.testclient import TestClient
 
-from signoff import Execution, Gate, HookPoint
+from signoff import Execution, Gate, HookPoint, Principal
 from signoff.demo import FaultMode, demo_catalog
 from tests.conftest import AGENT, APPROVER, OTHER_TENANT, TOKEN_KEY, World
 from tests.http.conftest import Api, assert_problem, auth, make_app
@@ -228,3 +228,24 @@ def test_same_key_while_in_flight_is_409(world: World) -> None:
             assert first.result(10).status_code == 200
         assert api.execute(proposal_id, token, key="slow").json()["duplicate"] is True
     assert world.ledger_amounts() == [("ord_1001", 19900)]
+
+
+def test_resolution_endpoint_settles_an_unknown_execution(api: Api) -> None:
+    """POST /v1/executions/{id}/resolution: signoff_admin only; the provider is not called."""
+    proposal = api.propose()
+    token = api.approve(proposal)
+    api.world.provider.fail_next(FaultMode.TIMEOUT_BEFORE)
+    first = api.execute(proposal["proposal_id"], token)
+    assert first.status_code == 202
+    execution_id = first.json()["execution"]["execution_id"]
+    path = f"/v1/executions/{execution_id}/resolution"
+    body = {"outcome": "failed_terminal", "reason": "no refund at the provider"}
+    assert api.client.post(path, json=body, headers=auth(APPROVER)).status_code == 403
+    admin = Principal("olga", "acme", frozenset({"signoff_admin"}))
+    api.world.directory.grant("acme", "olga", "signoff_admin")
+    bad = api.client.post(path, json={"outcome": "succeeded", "reason": "x"}, headers=auth(admin))
+    assert bad.status_code == 400
+    done = api.client.post(path, json=body, headers=auth(admin))
+    assert done.status_code == 200, done.text
+    assert done.json()["execution"]["status"] == "failed_terminal"
+    assert api.world.ledger_amounts() == []

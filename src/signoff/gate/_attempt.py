@@ -29,14 +29,14 @@ from signoff.store._sql import SqlTransaction
 
 STATE_CHANGED = "state_changed"
 
-_PROPOSAL_STATUS = {
+PROPOSAL_STATUS_FOR = {
     ExecutionStatus.SUCCEEDED: ProposalStatus.SUCCEEDED,
     ExecutionStatus.FAILED_RETRYABLE: ProposalStatus.FAILED_RETRYABLE,
     ExecutionStatus.FAILED_TERMINAL: ProposalStatus.FAILED_TERMINAL,
     ExecutionStatus.UNKNOWN: ProposalStatus.UNKNOWN,
     ExecutionStatus.NEEDS_ATTENTION: ProposalStatus.NEEDS_ATTENTION,
 }
-_OPEN_PROPOSAL = (
+OPEN_PROPOSAL = (
     ProposalStatus.EXECUTING,
     ProposalStatus.FAILED_RETRYABLE,
     ProposalStatus.UNKNOWN,
@@ -99,7 +99,7 @@ def start_attempt(
             )
         tx.transition_proposal(
             execution.proposal_id,
-            from_statuses=_OPEN_PROPOSAL,
+            from_statuses=OPEN_PROPOSAL,
             to=ProposalStatus.EXECUTING,
             now=now,
         )
@@ -160,7 +160,10 @@ def finish_attempt(
             return current
         current = moved
         tx.transition_proposal(
-            running.proposal_id, from_statuses=_OPEN_PROPOSAL, to=_PROPOSAL_STATUS[status], now=now
+            running.proposal_id,
+            from_statuses=OPEN_PROPOSAL,
+            to=PROPOSAL_STATUS_FOR[status],
+            now=now,
         )
         tx.append_audit(
             tenant=running.tenant,

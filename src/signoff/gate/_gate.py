@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from signoff._clock import Clock, RandomSource, SystemClock, SystemRandom
 from signoff._directory import RoleDirectory
@@ -23,7 +23,7 @@ from signoff._tokens import TokenMinter
 from signoff.audit._chain import AuditEvent, ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import InvalidState, NotFound, SubjectMismatch
-from signoff.gate import _decide, _execute, _lifecycle, _propose, _reconcile
+from signoff.gate import _decide, _execute, _lifecycle, _propose, _reconcile, _resolve
 from signoff.gate._context import GateContext, load_proposal
 from signoff.gate._hooks import ExecutionHooks, no_hooks
 from signoff.gate._receipts import receipt_for
@@ -113,6 +113,25 @@ class Gate:
         self, *, older_than: timedelta = timedelta(0), limit: int = 100
     ) -> list[Reconciled]:
         return _reconcile.reconcile(self._ctx, older_than=older_than, limit=limit)
+
+    def resolve(
+        self,
+        principal: Principal,
+        execution_id: str,
+        *,
+        outcome: Literal["succeeded", "failed_terminal"],
+        provider_reference: str | None = None,
+        reason: str,
+    ) -> ExecutionResult:
+        """A person (``signoff_admin``) records what the provider shows for a stuck execution."""
+        return _resolve.resolve(
+            self._ctx,
+            principal,
+            execution_id,
+            outcome=outcome,
+            provider_reference=provider_reference,
+            reason=reason,
+        )
 
     def revoke(self, principal: Principal, proposal_id: str, *, reason: str) -> Proposal:
         return _lifecycle.revoke(self._ctx, principal, proposal_id, reason=reason)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Response
 from signoff._model import ExecutionResult, ExecutionStatus
 from signoff.http._deps import Caller, IdempotencyKey, State
 from signoff.http._openapi import problems
-from signoff.http._requests import ExecuteRequest
+from signoff.http._requests import ExecuteRequest, ResolveRequest
 from signoff.http._views import (
     ExecutionOutcomeView,
     ExecutionStatusView,
@@ -75,6 +75,30 @@ def retry(
 ) -> ExecutionOutcomeView:
     """Safe to repeat: the provider sees the same request key every time."""
     return _outcome(state.gate.retry(caller, execution_id), response)
+
+
+@router.post(
+    "/{execution_id}/resolution",
+    response_model=ExecutionOutcomeView,
+    responses=problems(400, 401, 403, 404, 409),
+    summary="A person (signoff_admin) records what the provider shows for a stuck execution",
+)
+def resolve(
+    execution_id: ExecutionId,
+    body: ResolveRequest,
+    caller: Caller,
+    state: State,
+    response: Response,
+) -> ExecutionOutcomeView:
+    """Only ``unknown`` or ``needs_attention`` executions; the provider is never called."""
+    result = state.gate.resolve(
+        caller,
+        execution_id,
+        outcome=body.outcome,
+        provider_reference=body.provider_reference,
+        reason=body.reason,
+    )
+    return _outcome(result, response)
 
 
 def _outcome(result: ExecutionResult, response: Response) -> ExecutionOutcomeView:

@@ -39,5 +39,13 @@ class ExecuteRequest(Body):
     confirmation_token: Annotated[str, Field(min_length=1, max_length=512)]
 
 
+class ResolveRequest(Body):
+    """What a person found at the provider for an unknown or needs_attention execution."""
+
+    outcome: Literal["succeeded", "failed_terminal"]
+    provider_reference: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
+
+
 class RevokeRequest(Body):
     reason: Annotated[str, Field(min_length=1, max_length=2000)]
