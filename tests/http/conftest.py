@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,9 +14,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from signoff import Principal
+from signoff import Execution, Gate, HookPoint, Principal
+from signoff.demo import demo_catalog
 from signoff.http import DemoObjects, Settings, create_app, mint_dev_token
-from tests.conftest import AGENT, APPROVER, REFUND, World
+from tests.conftest import AGENT, APPROVER, REFUND, TOKEN_KEY, World
 
 SETTINGS = Settings(demo=True)
 
@@ -90,6 +92,26 @@ def make_app(world: World, **kwargs: Any) -> FastAPI:
         extras=kwargs.pop("extras", ()),
         **kwargs,
     )
+
+
+def paused_gate(world: World) -> tuple[Gate, threading.Event, threading.Event]:
+    """A gate whose provider call waits: ``reached`` is set there, ``release`` lets it go."""
+    reached, release = threading.Event(), threading.Event()
+
+    def hooks(point: HookPoint, execution: Execution) -> None:
+        if point is HookPoint.BEFORE_PROVIDER_CALL:
+            reached.set()
+            release.wait(10)
+
+    gate = Gate(
+        demo_catalog(world.shop, world.provider),
+        world.store,
+        token_key=TOKEN_KEY,
+        clock=world.clock,
+        directory=world.directory,
+        hooks=hooks,
+    )
+    return gate, reached, release
 
 
 @pytest.fixture

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from fastapi.testclient import TestClient
 
-from signoff import Execution, Gate, HookPoint, exceptions
-from signoff.demo import demo_catalog
+from signoff import Gate, exceptions
 from signoff.http import error_problem
 from tests.conftest import AGENT, APPROVER, TOKEN_KEY, World
-from tests.http.conftest import Api, assert_problem, auth, make_app
+from tests.http.conftest import Api, assert_problem, auth, make_app, paused_gate
 
 
 def all_errors() -> list[type[exceptions.SignoffError]]:
@@ -81,21 +79,7 @@ def test_token_for_another_executor_is_audience_mismatch(world: World) -> None:
 
 def test_retry_while_running_is_execution_in_progress(world: World) -> None:
     """Asking again while the provider call runs: 409 execution_in_progress, one call."""
-    reached, release = threading.Event(), threading.Event()
-
-    def hooks(point: HookPoint, execution: Execution) -> None:
-        if point is HookPoint.BEFORE_PROVIDER_CALL:
-            reached.set()
-            release.wait(10)
-
-    gate = Gate(
-        demo_catalog(world.shop, world.provider),
-        world.store,
-        token_key=TOKEN_KEY,
-        clock=world.clock,
-        directory=world.directory,
-        hooks=hooks,
-    )
+    gate, reached, release = paused_gate(world)
     with TestClient(make_app(world, gate=gate)) as client:
         api = Api(client.app, client, world)  # type: ignore[arg-type]
         proposal = api.propose()

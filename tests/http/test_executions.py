@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -10,10 +9,10 @@ from typing import Any
 import httpx2 as httpx
 from fastapi.testclient import TestClient
 
-from signoff import Execution, Gate, HookPoint, Principal
-from signoff.demo import FaultMode, demo_catalog
-from tests.conftest import AGENT, APPROVER, OTHER_TENANT, TOKEN_KEY, World
-from tests.http.conftest import Api, assert_problem, auth, make_app
+from signoff import Principal
+from signoff.demo import FaultMode
+from tests.conftest import AGENT, APPROVER, OTHER_TENANT, World
+from tests.http.conftest import Api, assert_problem, auth, make_app, paused_gate
 
 
 def confirmed(api: Api, **changes: Any) -> tuple[str, str]:
@@ -199,21 +198,7 @@ def test_32_concurrent_executions_with_one_key_refund_once(api: Api) -> None:
 
 def test_same_key_while_in_flight_is_409(world: World) -> None:
     """While the first request waits on the provider, its key answers 409 in flight."""
-    reached, release = threading.Event(), threading.Event()
-
-    def hooks(point: HookPoint, execution: Execution) -> None:
-        if point is HookPoint.BEFORE_PROVIDER_CALL:
-            reached.set()
-            release.wait(10)
-
-    gate = Gate(
-        demo_catalog(world.shop, world.provider),
-        world.store,
-        token_key=TOKEN_KEY,
-        clock=world.clock,
-        directory=world.directory,
-        hooks=hooks,
-    )
+    gate, reached, release = paused_gate(world)
     with TestClient(make_app(world, gate=gate)) as client:
         api = Api(client.app, client, world)  # type: ignore[arg-type]
         proposal_id, token = confirmed(api)
