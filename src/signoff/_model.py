@@ -7,15 +7,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+PAGE_SURFACE = "page"
+"""The surface name of the confirmation page; no identity token may claim it as its client."""
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """An authenticated caller. ``actor`` is the agent acting for ``subject`` (RFC 8693)."""
+    """An authenticated caller. ``actor`` is the agent acting for ``subject`` (RFC 8693).
+
+    ``client`` is the approval surface the call came through: the OAuth client
+    the identity token was issued to (``azp``/``client_id``, e.g. ``jdk8-crm``),
+    or :data:`PAGE_SURFACE` for the confirmation page; ``None`` when unnamed.
+    """
 
     subject: str
     tenant: str
     roles: frozenset[str] = frozenset()
     actor: str | None = None
+    client: str | None = None
 
     def __post_init__(self) -> None:
         if not self.subject or not self.tenant:

@@ -93,6 +93,21 @@ def test_act_claim_becomes_actor() -> None:
     assert principal.subject == "u_42"
 
 
+@pytest.mark.parametrize("claim", ["azp", "client_id"])
+def test_client_claim_names_the_approval_surface(claim: str) -> None:
+    """The OAuth client a token was issued to (azp, else client_id) becomes Principal.client."""
+    token = jwt.encode(claims(**{claim: "jdk8-crm"}), SECRET, algorithm="HS256")
+    assert authenticator().authenticate(token).client == "jdk8-crm"
+    plain = jwt.encode(claims(), SECRET, algorithm="HS256")
+    assert authenticator().authenticate(plain).client is None
+
+
+def test_a_token_cannot_claim_the_page_surface() -> None:
+    """'page' names the confirmation page; a bearer token claiming it is refused."""
+    token = jwt.encode(claims(azp="page"), SECRET, algorithm="HS256")
+    assert refused(authenticator(), token).details["reason"] == "claims"
+
+
 def test_rs256_and_eddsa_public_keys_verify() -> None:
     """Production keys: RS256 and EdDSA tokens verify with their public keys."""
     auth = authenticator(rs256(), VerificationKey(ED_KEY.public_key(), "EdDSA"))

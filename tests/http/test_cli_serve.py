@@ -50,6 +50,8 @@ def test_dev_token_for_the_demo_server_verifies(runner: CliRunner) -> None:
             "x",
             "--act",
             "agent:support-bot",
+            "--client",
+            "jdk8-crm",
             "--ttl",
             "60",
         ],
@@ -59,6 +61,7 @@ def test_dev_token_for_the_demo_server_verifies(runner: CliRunner) -> None:
     assert principal.subject == "u_42"
     assert principal.roles == frozenset({"support", "x"})
     assert principal.actor == "agent:support-bot"
+    assert principal.client == "jdk8-crm"
 
 
 def test_dev_token_in_development_mode_uses_the_configured_secret(runner: CliRunner) -> None:

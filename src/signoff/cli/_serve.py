@@ -69,6 +69,9 @@ def serve(config: str | None, **flags: Any) -> None:
 @click.option("--tenant", required=True, help="The tenant (JWT tenant).")
 @click.option("--role", "roles", multiple=True, help="A role; repeat for several.")
 @click.option("--act", "actor", default=None, help="The agent acting for --sub (JWT act.sub).")
+@click.option(
+    "--client", default=None, help="The client system the token is issued to (JWT azp)."
+)
 @click.option("--ttl", type=click.IntRange(1, MAX_TTL_SECONDS), default=3600, show_default=True)
 @click.option("--demo", is_flag=True, default=None, help="Use the demo server's development key.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
@@ -77,6 +80,7 @@ def dev_token(
     tenant: str,
     roles: tuple[str, ...],
     actor: str | None,
+    client: str | None,
     ttl: int,
     demo: bool | None,
     config: str | None,
@@ -97,6 +101,7 @@ def dev_token(
             tenant=tenant,
             roles=roles,
             actor=actor,
+            client=client,
             ttl_seconds=ttl,
             now=datetime.now(UTC),
         )

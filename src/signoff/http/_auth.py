@@ -22,7 +22,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from signoff._model import Principal
+from signoff._model import PAGE_SURFACE, Principal
 from signoff.exceptions import NotAuthenticated
 from signoff.http._settings import PublicKey, Settings, SettingsError
 
@@ -155,7 +155,22 @@ def principal_from_claims(claims: dict[str, Any]) -> Principal:
         tenant=tenant,
         roles=frozenset(_name(role, "roles[]") for role in roles),
         actor=actor,
+        client=_client(claims),
     )
+
+
+def _client(claims: dict[str, Any]) -> str | None:
+    """The OAuth client the token was issued to (``azp``, else ``client_id``), if named."""
+    raw = claims.get("azp", claims.get("client_id"))
+    if raw is None:
+        return None
+    client = _name(raw, "azp")
+    if client == PAGE_SURFACE:
+        raise NotAuthenticated(
+            f"the client name {PAGE_SURFACE!r} is reserved for the confirmation page",
+            reason="claims",
+        )
+    return client
 
 
 def _name(value: Any, claim: str) -> str:
@@ -204,6 +219,7 @@ def mint_dev_token(
     tenant: str,
     roles: Sequence[str] = (),
     actor: str | None = None,
+    client: str | None = None,
     ttl_seconds: int = 3600,
     now: datetime,
 ) -> str:
@@ -224,4 +240,6 @@ def mint_dev_token(
     }
     if actor is not None:
         claims["act"] = {"sub": actor}
+    if client is not None:
+        claims["azp"] = client
     return jwt.encode(claims, secret, algorithm="HS256")
