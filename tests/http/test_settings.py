@@ -134,3 +134,37 @@ def test_public_url_is_validated_and_used_for_confirmation_links() -> None:
     for bad in ("signoff.example.com", "ftp://x", "https://x/?a=1", "https://x/#f"):
         with pytest.raises(SettingsError):
             load_settings({"public_url": bad}, env={})
+
+
+def test_every_missing_setting_is_reported_in_one_run() -> None:
+    """A production start without configuration names all four gaps at once, not one per restart."""
+    with pytest.raises(SettingsError) as caught:
+        Settings().check()
+    message = str(caught.value)
+    for name in ("SIGNOFF_TOKEN_KEY", "SIGNOFF_JWT_ISSUER", "verification key", "SIGNOFF_CATALOG"):
+        assert name in message
+    assert "\n" not in message
+
+
+def test_every_invalid_value_is_reported_by_its_variable_without_the_value() -> None:
+    """Three bad values give one error naming the three variables; a short secret is not echoed."""
+    secret = "cd" * 16
+    env = {"SIGNOFF_PORT": "70000", "SIGNOFF_WORKERS": "0", "SIGNOFF_JWT_HS256_SECRET": secret}
+    with pytest.raises(SettingsError) as caught:
+        load_settings(env=env)
+    message = str(caught.value)
+    assert all(
+        n in message for n in ("SIGNOFF_PORT", "SIGNOFF_WORKERS", "SIGNOFF_JWT_HS256_SECRET")
+    )
+    assert secret not in message
+    assert caught.value.code == "invalid_settings"
+
+
+def test_secrets_are_not_in_the_settings_repr() -> None:
+    """Printing or logging the settings never shows the token key or the HS256 secret."""
+    settings = load_settings(
+        env={"SIGNOFF_TOKEN_KEY": KEY_HEX, "SIGNOFF_JWT_HS256_SECRET": KEY_HEX}
+    )
+    assert settings.token_key == bytes.fromhex(KEY_HEX)
+    for text in (repr(settings), str(settings)):
+        assert "token_key" not in text and "hs256" not in text and "\\xab" not in text

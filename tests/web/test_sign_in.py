@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -49,7 +48,8 @@ def test_an_agents_token_is_refused(pages: Pages) -> None:
 def test_a_bad_token_is_refused_with_the_reason(pages: Pages) -> None:
     """Garbage and a token for another issuer: 401 and the sign-in form again."""
     assert _post_token(pages, "not-a-jwt").status_code == 401
-    foreign = jwt_for(APPROVER, settings=dataclasses.replace(PRODUCTION, environment="development"))
+    development = PRODUCTION.model_copy(update={"environment": "development"})
+    foreign = jwt_for(APPROVER, settings=development)
     assert _post_token(pages, foreign).status_code == 401
 
 

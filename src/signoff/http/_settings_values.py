@@ -1,0 +1,89 @@
+"""Parsers for the setting values pydantic cannot read by itself: keys, key lists, URLs."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+MIN_KEY_BYTES = 32
+PUBLIC_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
+_HEX = re.compile(r"^(?:[0-9a-fA-F]{2})+$")
+
+
+@dataclass(frozen=True, slots=True)
+class PublicKey:
+    """A JWT verification key from a PEM file, and the one algorithm it may verify."""
+
+    path: Path
+    algorithm: str
+    kid: str | None = None
+
+
+def lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def parse_key(value: Any) -> bytes | None:
+    """A secret of at least 32 bytes, written as hex or base64 (standard or URL-safe)."""
+    if value is None or isinstance(value, bytes):
+        key = value
+    elif isinstance(value, str) and value.strip():
+        text = value.strip()
+        key = bytes.fromhex(text) if _HEX.match(text) else _b64(text)
+    else:
+        raise ValueError("a key written as hex or base64 is required")
+    if key is not None and len(key) < MIN_KEY_BYTES:
+        raise ValueError(f"a key needs at least {MIN_KEY_BYTES} bytes, got {len(key)}")
+    return key
+
+
+def _b64(text: str) -> bytes:
+    padded = text + "=" * (-len(text) % 4)
+    try:
+        return base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except binascii.Error as exc:
+        raise ValueError("neither hex nor base64") from exc
+
+
+def parse_url(value: Any) -> Any:
+    """An absolute http(s) URL without query or fragment; a trailing slash is dropped."""
+    if value is None:
+        return None
+    text = str(value)
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ValueError(f"an absolute http(s) URL is required, got {text!r}")
+    return text.rstrip("/")
+
+
+def parse_public_keys(value: Any) -> tuple[PublicKey, ...]:
+    """``ALG:path[#kid],…`` in the environment, or a list of tables in TOML."""
+    if isinstance(value, tuple) and all(isinstance(k, PublicKey) for k in value):
+        return value
+    entries: list[Any] = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(_public_key(entry) for entry in entries)
+
+
+def _public_key(entry: Any) -> PublicKey:
+    if isinstance(entry, PublicKey):
+        return entry
+    if isinstance(entry, str):
+        algorithm, sep, rest = entry.strip().partition(":")
+        path, _, kid = rest.partition("#")
+        if not sep or not path:
+            raise ValueError(f"expected ALG:path[#kid], got {entry!r}")
+        return PublicKey(Path(path), _public_alg(algorithm), kid or None)
+    if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+        return PublicKey(Path(entry["path"]), _public_alg(entry.get("algorithm")), entry.get("kid"))
+    raise ValueError(f"a public key entry is ALG:path or a table with a path, got {entry!r}")
+
+
+def _public_alg(value: Any) -> str:
+    if value not in PUBLIC_ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(PUBLIC_ALGORITHMS)}, got {value!r}")
+    return str(value)
