@@ -6,8 +6,9 @@ import signoff
 from signoff import exceptions
 
 EXPECTED = {
-    "Approval", "ApprovalPolicy", "AuditEvent", "Catalog", "ChainReport", "Clarification",
-    "Clock", "Decision", "DecisionKind", "DecisionResult", "Execution", "ExecutionHooks",
+    "Approval", "ApprovalPolicy", "AsyncGate", "AuditEvent", "Catalog", "ChainReport",
+    "Clarification", "Clock", "Decision", "DecisionKind", "DecisionResult", "Execution",
+    "ExecutionHooks",
     "ExecutionResult", "ExecutionStatus", "Gate", "HookPoint", "LookupOutcome", "ManualClock",
     "NotFoundAtProvider", "Pending", "Preview", "PreviewField", "Principal", "Proposal",
     "ProposalStatus", "ProviderOutcome", "ProviderTimeout", "RandomSource", "ReasonCode",

@@ -39,6 +39,7 @@ from signoff.catalog._types import (
     Succeeded,
     TerminalFailure,
 )
+from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate, verify_audit
 from signoff.gate._hooks import ExecutionHooks, HookPoint
 from signoff.gate._reconcile import ReconcileAction, Reconciled
@@ -50,6 +51,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Approval",
     "ApprovalPolicy",
+    "AsyncGate",
     "AuditEvent",
     "Catalog",
     "ChainReport",

@@ -21,7 +21,7 @@ AUDITOR_ROLE = "auditor"
     responses=problems(400, 401, 403, 404),
     summary="Audit events of the caller's tenant, optionally of one proposal",
 )
-def audit(
+async def audit(
     caller: Caller,
     state: State,
     proposal_id: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
@@ -29,6 +29,6 @@ def audit(
     if AUDITOR_ROLE not in caller.roles:
         raise NotEntitled(f"reading the audit log needs the role {AUDITOR_ROLE!r}")
     if proposal_id is not None:
-        state.gate.proposal(caller, proposal_id)  # 404 outside the caller's tenant
-    events = state.gate.audit_events(caller, proposal_id=proposal_id)
+        await state.agate.proposal(caller, proposal_id)  # 404 outside the caller's tenant
+    events = await state.agate.audit_events(caller, proposal_id=proposal_id)
     return AuditLog(events=[AuditEventView.of(e) for e in events])

@@ -39,11 +39,11 @@ _ACCEPTED: dict[int | str, dict[str, Any]] = {
     responses={**_ACCEPTED, **problems(400, 401, 403, 404, 409, 422)},
     summary="Present the confirmation token; the confirmed write runs once",
 )
-def execute(
+async def execute(
     body: ExecuteRequest, key: IdempotencyKey, caller: Caller, state: State, response: Response
 ) -> ExecutionOutcomeView:
     """200 once the outcome is known, 202 while running or unknown (poll the Location)."""
-    result = state.gate.execute(
+    result = await state.agate.execute(
         caller, body.proposal_id, body.confirmation_token, idempotency_key=key
     )
     return _outcome(result, response)
@@ -55,9 +55,13 @@ def execute(
     responses=problems(400, 401, 404),
     summary="An execution of the caller's tenant and its receipt once terminal",
 )
-def read_execution(execution_id: ExecutionId, caller: Caller, state: State) -> ExecutionStatusView:
-    execution = state.gate.execution(caller, execution_id)
-    receipt = state.gate.receipt(caller, execution_id) if execution.status.is_terminal else None
+async def read_execution(
+    execution_id: ExecutionId, caller: Caller, state: State
+) -> ExecutionStatusView:
+    execution = await state.agate.execution(caller, execution_id)
+    receipt = (
+        await state.agate.receipt(caller, execution_id) if execution.status.is_terminal else None
+    )
     return ExecutionStatusView(
         execution=ExecutionView.of(execution),
         receipt=None if receipt is None else ReceiptView.of(receipt),
@@ -70,11 +74,11 @@ def read_execution(execution_id: ExecutionId, caller: Caller, state: State) -> E
     responses={**_ACCEPTED, **problems(400, 401, 403, 404, 409)},
     summary="Ask again: a retryable failure runs again with the same request key",
 )
-def retry(
+async def retry(
     execution_id: ExecutionId, caller: Caller, state: State, response: Response
 ) -> ExecutionOutcomeView:
     """Safe to repeat: the provider sees the same request key every time."""
-    return _outcome(state.gate.retry(caller, execution_id), response)
+    return _outcome(await state.agate.retry(caller, execution_id), response)
 
 
 @router.post(
@@ -83,7 +87,7 @@ def retry(
     responses=problems(400, 401, 403, 404, 409),
     summary="A person (signoff_admin) records what the provider shows for a stuck execution",
 )
-def resolve(
+async def resolve(
     execution_id: ExecutionId,
     body: ResolveRequest,
     caller: Caller,
@@ -91,7 +95,7 @@ def resolve(
     response: Response,
 ) -> ExecutionOutcomeView:
     """Only ``unknown`` or ``needs_attention`` executions; the provider is never called."""
-    result = state.gate.resolve(
+    result = await state.agate.resolve(
         caller,
         execution_id,
         outcome=body.outcome,

@@ -23,9 +23,13 @@ ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
     responses=problems(400, 401, 403, 404, 422),
     summary="Freeze a write request into a proposal awaiting confirmation",
 )
-def propose(body: ProposeRequest, caller: Caller, state: State, response: Response) -> ProposalView:
+async def propose(
+    body: ProposeRequest, caller: Caller, state: State, response: Response
+) -> ProposalView:
     """422 ``clarification_needed`` carries the question to ask the person."""
-    proposal = state.gate.propose(caller, body.tool, body.arguments, rationale=body.rationale)
+    proposal = await state.agate.propose(
+        caller, body.tool, body.arguments, rationale=body.rationale
+    )
     response.headers["Location"] = f"/v1/proposals/{proposal.proposal_id}"
     return ProposalView.of(proposal)
 
@@ -36,13 +40,13 @@ def propose(body: ProposeRequest, caller: Caller, state: State, response: Respon
     responses=problems(400, 401),
     summary="Proposals of the caller's tenant, newest first",
 )
-def list_proposals(
+async def list_proposals(
     caller: Caller,
     state: State,
     status: Annotated[list[ProposalStatus] | None, Query(max_length=12)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> ProposalList:
-    found = state.gate.proposals(caller, statuses=status or (), limit=limit)
+    found = await state.agate.proposals(caller, statuses=status or (), limit=limit)
     return ProposalList(proposals=[ProposalView.of(p) for p in found])
 
 
@@ -52,8 +56,8 @@ def list_proposals(
     responses=problems(400, 401, 404),
     summary="One proposal of the caller's tenant",
 )
-def read_proposal(proposal_id: ProposalId, caller: Caller, state: State) -> ProposalView:
-    return ProposalView.of(state.gate.proposal(caller, proposal_id))
+async def read_proposal(proposal_id: ProposalId, caller: Caller, state: State) -> ProposalView:
+    return ProposalView.of(await state.agate.proposal(caller, proposal_id))
 
 
 @router.post(
@@ -62,7 +66,7 @@ def read_proposal(proposal_id: ProposalId, caller: Caller, state: State) -> Prop
     responses=problems(400, 401, 403, 404, 409, 422),
     summary="Approve or reject; a retried key answers the first decision again",
 )
-def decide(
+async def decide(
     proposal_id: ProposalId,
     body: DecisionRequest,
     key: IdempotencyKey,
@@ -77,7 +81,7 @@ def decide(
         reason=body.reason,
         retyped=None if body.retyped is None else dict(body.retyped),
     )
-    result = state.gate.decide(caller, proposal_id, decision, idempotency_key=key)
+    result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
     return DecisionView(
         proposal=ProposalView.of(result.proposal),
         duplicate=result.duplicate,
@@ -91,12 +95,12 @@ def decide(
     responses=problems(400, 401, 403, 404, 409),
     summary="The requesting agent picks up its token after a person approved on the page",
 )
-def confirmation_token(
+async def confirmation_token(
     proposal_id: ProposalId, caller: Caller, state: State, response: Response
 ) -> ConfirmationTokenView:
     """Only the principal the token is bound to (same subject and actor), only while confirmed."""
-    token = state.gate.confirmation_token(caller, proposal_id)
-    proposal = state.gate.proposal(caller, proposal_id)
+    token = await state.agate.confirmation_token(caller, proposal_id)
+    proposal = await state.agate.proposal(caller, proposal_id)
     response.headers["Cache-Control"] = "no-store"
     return ConfirmationTokenView(
         proposal_id=proposal_id, confirmation_token=token, expires_at=proposal.expires_at
@@ -109,10 +113,10 @@ def confirmation_token(
     responses=problems(400, 401, 403, 404, 409),
     summary="Withdraw a confirmation before it is used",
 )
-def revoke(
+async def revoke(
     proposal_id: ProposalId, body: RevokeRequest, caller: Caller, state: State
 ) -> ProposalView:
-    return ProposalView.of(state.gate.revoke(caller, proposal_id, reason=body.reason))
+    return ProposalView.of(await state.agate.revoke(caller, proposal_id, reason=body.reason))
 
 
 @router.post(
@@ -121,5 +125,5 @@ def revoke(
     responses=problems(400, 401, 403, 404, 409),
     summary="The requester withdraws a proposal nobody has decided yet",
 )
-def cancel(proposal_id: ProposalId, caller: Caller, state: State) -> ProposalView:
-    return ProposalView.of(state.gate.cancel(caller, proposal_id))
+async def cancel(proposal_id: ProposalId, caller: Caller, state: State) -> ProposalView:
+    return ProposalView.of(await state.agate.cancel(caller, proposal_id))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from starlette.applications import Starlette
 
 from signoff.demo import DemoShop, RefundProvider
+from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
 from signoff.http._auth import Authenticator
 from signoff.http._metrics import Metrics
@@ -41,6 +42,12 @@ class AppState:
     """Async context managers entered while the server runs (e.g. an MCP session manager)."""
     closers: list[Callable[[], None]] = field(default_factory=list)
     """What the app opened itself and closes at shutdown (never a gate passed in)."""
+    agate: AsyncGate = field(init=False)
+    """``gate`` for async handlers: each call runs in a bounded worker thread."""
+
+    def __post_init__(self) -> None:
+        self.agate = AsyncGate(self.gate)
+        self.closers.append(self.agate.close)
 
     def add_lifespan(self, factory: LifespanFactory) -> None:
         """Run ``factory()`` as an async context for the server's lifetime."""

@@ -36,7 +36,7 @@ def include_mcp(app: FastAPI, state: AppState) -> None:
     settings = state.settings
     public_url = public_url_of(settings)
     server = create_mcp_server(
-        state.gate,
+        state.agate,
         BearerIdentity(),
         public_url=public_url,
         token_verifier=PrincipalTokenVerifier(state.authenticator.authenticate),

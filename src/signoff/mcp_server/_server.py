@@ -8,6 +8,7 @@ from mcp.server.mcpserver import MCPServer, RequestStateSecurity
 from signoff import __version__
 from signoff.agents._render import ConfirmationPages
 from signoff.agents._service import AgentTools
+from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
 from signoff.mcp_server._identity import PrincipalTokenVerifier, SessionIdentity
 from signoff.mcp_server._tools import mcp_tools
@@ -23,7 +24,7 @@ Follow each answer's next_step. Never retry an unknown outcome blindly."""
 
 
 def create_mcp_server(
-    gate: Gate,
+    gate: Gate | AsyncGate,
     identity: SessionIdentity,
     *,
     public_url: str | None = None,
@@ -33,13 +34,17 @@ def create_mcp_server(
 ) -> MCPServer:
     """The MCP server for ``gate``'s catalog, running every call as ``identity`` says.
 
-    ``public_url`` is where ``signoff serve`` answers (confirmation pages). Pass
+    Tool calls run in the worker threads of ``gate`` when it is an
+    :class:`~signoff.AsyncGate` (``signoff serve`` shares the HTTP routes'), else
+    of an AsyncGate of its own. ``public_url`` is where ``signoff serve``
+    answers (confirmation pages). Pass
     ``token_verifier`` (with ``issuer_url``, the JWT issuer's URL) to require a
     bearer token on streamable HTTP, and ``request_state_keys`` when several
     processes serve one endpoint (the sealed round-trip state must open anywhere).
     """
+    agate = gate if isinstance(gate, AsyncGate) else AsyncGate(gate)
     pages = ConfirmationPages(public_url) if public_url is not None else ConfirmationPages()
-    tools = AgentTools(gate, pages=pages)
+    tools = AgentTools(agate.gate, pages=pages)
     auth = None
     if token_verifier is not None:
         auth = AuthSettings(
@@ -53,7 +58,7 @@ def create_mcp_server(
         version=__version__,
         token_verifier=token_verifier,
         auth=auth,
-        tools=mcp_tools(tools, identity),
+        tools=mcp_tools(tools, identity, agate),
         request_state_security=(
             RequestStateSecurity(keys=request_state_keys) if request_state_keys else None
         ),

@@ -3,17 +3,15 @@
 Each tool is registered with the catalog's own strict schema, so the
 arguments reach the gate exactly as the client sent them (the gate validates
 them strictly; nothing is coerced on the way). Gate calls block on the store,
-so they run in a worker thread.
+so they run in the :class:`~signoff.AsyncGate`'s bounded worker threads.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -39,10 +37,10 @@ from signoff.agents._definitions import AgentTool
 from signoff.agents._names import ToolKind
 from signoff.agents._service import AgentTools, ToolOutput, refuse
 from signoff.exceptions import InvalidRequest, SignoffError
+from signoff.gate._async import AsyncGate
 from signoff.mcp_server import _confirm
 from signoff.mcp_server._identity import SessionIdentity
 
-T = TypeVar("T")
 ToolResult = CallToolResult | InputRequiredResult
 
 
@@ -55,8 +53,8 @@ class _Arguments(ArgModelBase):
         return {"arguments": dict(self.model_extra or {})}
 
 
-def mcp_tools(tools: AgentTools, identity: SessionIdentity) -> list[Tool]:
-    return [_mcp_tool(spec, _handler(spec, tools, identity)) for spec in tools.definitions]
+def mcp_tools(tools: AgentTools, identity: SessionIdentity, gate: AsyncGate) -> list[Tool]:
+    return [_mcp_tool(spec, _handler(spec, tools, identity, gate)) for spec in tools.definitions]
 
 
 def tool_definitions(specs: list[AgentTool]) -> list[dict[str, Any]]:
@@ -99,13 +97,15 @@ def _mcp_tool(spec: AgentTool, handler: Callable[..., Any]) -> Tool:
     )
 
 
-def _handler(spec: AgentTool, tools: AgentTools, identity: SessionIdentity) -> Callable[..., Any]:
+def _handler(
+    spec: AgentTool, tools: AgentTools, identity: SessionIdentity, gate: AsyncGate
+) -> Callable[..., Any]:
     if spec.kind is ToolKind.REQUEST:
         assert spec.write_tool is not None
         write_tool = spec.write_tool
 
         async def request(arguments: dict[str, Any], ctx: Context) -> ToolResult:
-            return await _request(tools, identity, write_tool, arguments, ctx)
+            return await _request(tools, identity, gate, write_tool, arguments, ctx)
 
         return request
 
@@ -114,7 +114,7 @@ def _handler(spec: AgentTool, tools: AgentTools, identity: SessionIdentity) -> C
             agent = identity.agent()
         except SignoffError as exc:
             return result(refuse(exc, write_tool=spec.write_tool))
-        return result(await _thread(tools.call, agent, spec.name, arguments))
+        return result(await gate.run_sync(tools.call, agent, spec.name, arguments))
 
     return call
 
@@ -122,6 +122,7 @@ def _handler(spec: AgentTool, tools: AgentTools, identity: SessionIdentity) -> C
 async def _request(
     tools: AgentTools,
     identity: SessionIdentity,
+    gate: AsyncGate,
     write_tool: str,
     arguments: dict[str, Any],
     ctx: Context,
@@ -131,10 +132,10 @@ async def _request(
         agent = identity.agent()
         if ctx.request_state is not None:
             # The retry of a 2026-07-28 round trip: the person has answered.
-            return await _answered(tools, agent, identity.human(), ctx)
+            return await _answered(tools, gate, agent, identity.human(), ctx)
     except SignoffError as exc:
         return result(refuse(exc, write_tool=write_tool))
-    output = await _thread(tools.request, agent, write_tool, arguments)
+    output = await gate.run_sync(tools.request, agent, write_tool, arguments)
     proposal = output.proposal
     channel = (
         None
@@ -158,12 +159,16 @@ async def _request(
         answer = await _ask_directly(ctx, params)
     except MCPError:
         unavailable = {"channel": channel, "outcome": "unavailable", "code": None}
-        return result(await _thread(tools.describe, agent, proposal, confirmation=unavailable))
-    return result(await _thread(_confirm.settle, tools, agent, identity.human(), asked, answer))
+        return result(
+            await gate.run_sync(tools.describe, agent, proposal, confirmation=unavailable)
+        )
+    return result(
+        await gate.run_sync(_confirm.settle, tools, agent, identity.human(), asked, answer)
+    )
 
 
 async def _answered(
-    tools: AgentTools, agent: Principal, human: Principal | None, ctx: Context
+    tools: AgentTools, gate: AsyncGate, agent: Principal, human: Principal | None, ctx: Context
 ) -> CallToolResult:
     try:
         asked = _confirm.Asked.load(ctx.request_state or "")
@@ -171,7 +176,7 @@ async def _answered(
         raise InvalidRequest("the confirmation state is not signoff's") from exc
     answer = (ctx.input_responses or {}).get(_confirm.CONFIRM_KEY)
     elicited = answer if isinstance(answer, ElicitResult) else None
-    return result(await _thread(_confirm.settle, tools, agent, human, asked, elicited))
+    return result(await gate.run_sync(_confirm.settle, tools, agent, human, asked, elicited))
 
 
 async def _ask_directly(
@@ -195,7 +200,3 @@ def result(output: ToolOutput) -> CallToolResult:
         structured_content=output.payload,
         is_error=output.is_error,
     )
-
-
-async def _thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))

@@ -1,0 +1,195 @@
+"""``AsyncGate``: the Gate's methods as coroutines, on the one code path of :class:`Gate`.
+
+Every guarantee (single-winner updates, the audit chain, no provider call
+inside a transaction) lives in the sync gate. The stores are sync (sqlite3,
+a psycopg pool), so an async caller hands each call to a worker thread; this
+class makes that hand-off explicit and bounded instead of copying the gate.
+A call not yet started when its awaiting task is cancelled never runs; a call
+already running finishes in its thread and its outcome is recorded as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any, Literal, ParamSpec, TypeVar
+
+from signoff._clock import Clock
+from signoff._model import (
+    Decision,
+    DecisionResult,
+    Execution,
+    ExecutionResult,
+    Principal,
+    Proposal,
+    ProposalStatus,
+    Receipt,
+)
+from signoff.audit._chain import AuditEvent, ChainReport
+from signoff.catalog._catalog import Catalog
+from signoff.gate._gate import Gate
+from signoff.gate._reconcile import Reconciled
+from signoff.store._base import Store
+
+P = ParamSpec("P")
+T = TypeVar("T")
+DEFAULT_MAX_THREADS = 16
+
+
+class AsyncGate:
+    """Await the :class:`Gate`: the same methods, each run in a bounded pool of worker threads.
+
+    ``max_threads`` bounds how many gate calls run at once (size it to the
+    store: a PostgreSQL pool's ``max_size`` is a good value). Close it (or use
+    ``async with``) to stop its threads; the wrapped gate and store stay open.
+    """
+
+    def __init__(self, gate: Gate, *, max_threads: int = DEFAULT_MAX_THREADS) -> None:
+        if max_threads < 1:
+            raise ValueError("max_threads must be at least 1")
+        self.gate = gate
+        self.max_threads = max_threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.gate.catalog
+
+    @property
+    def store(self) -> Store:
+        return self.gate.store
+
+    @property
+    def clock(self) -> Clock:
+        return self.gate.clock
+
+    async def run_sync(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``function`` (sync code that uses the gate) in the pool, with this task's context."""
+        loop = asyncio.get_running_loop()
+        call = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)
+        return await loop.run_in_executor(self._threads(), call)
+
+    def _threads(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.max_threads, thread_name_prefix="signoff-gate"
+                )
+            return self._pool
+
+    def close(self) -> None:
+        """Wait for running calls, then stop the threads (a later call starts new ones)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    async def __aenter__(self) -> AsyncGate:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    async def propose(
+        self,
+        principal: Principal,
+        tool: str,
+        arguments: Mapping[str, Any] | str | bytes,
+        *,
+        rationale: str | None = None,
+    ) -> Proposal:
+        return await self.run_sync(
+            self.gate.propose, principal, tool, arguments, rationale=rationale
+        )
+
+    async def decide(
+        self, principal: Principal, proposal_id: str, decision: Decision, *, idempotency_key: str
+    ) -> DecisionResult:
+        return await self.run_sync(
+            self.gate.decide, principal, proposal_id, decision, idempotency_key=idempotency_key
+        )
+
+    async def execute(
+        self,
+        principal: Principal,
+        proposal_id: str,
+        confirmation_token: str,
+        *,
+        idempotency_key: str | None = None,
+    ) -> ExecutionResult:
+        return await self.run_sync(
+            self.gate.execute,
+            principal,
+            proposal_id,
+            confirmation_token,
+            idempotency_key=idempotency_key,
+        )
+
+    async def retry(self, principal: Principal, execution_id: str) -> ExecutionResult:
+        return await self.run_sync(self.gate.retry, principal, execution_id)
+
+    async def reconcile(
+        self, *, older_than: timedelta = timedelta(0), limit: int = 100
+    ) -> list[Reconciled]:
+        return await self.run_sync(self.gate.reconcile, older_than=older_than, limit=limit)
+
+    async def resolve(
+        self,
+        principal: Principal,
+        execution_id: str,
+        *,
+        outcome: Literal["succeeded", "failed_terminal"],
+        provider_reference: str | None = None,
+        reason: str,
+    ) -> ExecutionResult:
+        return await self.run_sync(
+            self.gate.resolve,
+            principal,
+            execution_id,
+            outcome=outcome,
+            provider_reference=provider_reference,
+            reason=reason,
+        )
+
+    async def revoke(self, principal: Principal, proposal_id: str, *, reason: str) -> Proposal:
+        return await self.run_sync(self.gate.revoke, principal, proposal_id, reason=reason)
+
+    async def cancel(self, principal: Principal, proposal_id: str) -> Proposal:
+        return await self.run_sync(self.gate.cancel, principal, proposal_id)
+
+    async def expire_due(self) -> int:
+        return await self.run_sync(self.gate.expire_due)
+
+    async def proposal(self, principal: Principal, proposal_id: str) -> Proposal:
+        return await self.run_sync(self.gate.proposal, principal, proposal_id)
+
+    async def proposals(
+        self, principal: Principal, *, statuses: Sequence[ProposalStatus] = (), limit: int = 100
+    ) -> list[Proposal]:
+        return await self.run_sync(self.gate.proposals, principal, statuses=statuses, limit=limit)
+
+    async def execution(self, principal: Principal, execution_id: str) -> Execution:
+        return await self.run_sync(self.gate.execution, principal, execution_id)
+
+    async def execution_for(self, principal: Principal, proposal_id: str) -> Execution | None:
+        return await self.run_sync(self.gate.execution_for, principal, proposal_id)
+
+    async def receipt(self, principal: Principal, execution_id: str) -> Receipt:
+        return await self.run_sync(self.gate.receipt, principal, execution_id)
+
+    async def confirmation_token(self, principal: Principal, proposal_id: str) -> str:
+        return await self.run_sync(self.gate.confirmation_token, principal, proposal_id)
+
+    async def audit_events(
+        self, principal: Principal, *, proposal_id: str | None = None
+    ) -> list[AuditEvent]:
+        return await self.run_sync(self.gate.audit_events, principal, proposal_id=proposal_id)
+
+    async def verify_audit(self) -> ChainReport:
+        return await self.run_sync(self.gate.verify_audit)
