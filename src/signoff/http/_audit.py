@@ -17,6 +17,7 @@ AUDITOR_ROLE = "auditor"
 
 @router.get(
     "",
+    operation_id="listAuditEvents",
     response_model=AuditLog,
     responses=problems(400, 401, 403, 404),
     summary="Audit events of the caller's tenant, optionally of one proposal",

@@ -16,6 +16,7 @@ router = APIRouter(prefix="/v1/demo", tags=["demo"])
 
 @router.get(
     "/orders/{order_id}",
+    operation_id="getDemoOrder",
     response_model=DemoOrderView,
     responses=problems(400, 401, 404),
     summary="An order of the caller's tenant in the demo shop",
@@ -40,6 +41,7 @@ def demo_order(
 
 @router.get(
     "/provider/ledger",
+    operation_id="getDemoLedger",
     response_model=Ledger,
     responses=problems(401),
     summary="The refund provider's ledger for the caller's tenant",

@@ -35,6 +35,7 @@ _ACCEPTED: dict[int | str, dict[str, Any]] = {
 
 @router.post(
     "",
+    operation_id="executeProposal",
     response_model=ExecutionOutcomeView,
     responses={**_ACCEPTED, **problems(400, 401, 403, 404, 409, 422)},
     summary="Present the confirmation token; the confirmed write runs once",
@@ -51,6 +52,7 @@ async def execute(
 
 @router.get(
     "/{execution_id}",
+    operation_id="getExecution",
     response_model=ExecutionStatusView,
     responses=problems(400, 401, 404),
     summary="An execution of the caller's tenant and its receipt once terminal",
@@ -70,6 +72,7 @@ async def read_execution(
 
 @router.post(
     "/{execution_id}/retry",
+    operation_id="retryExecution",
     response_model=ExecutionOutcomeView,
     responses={**_ACCEPTED, **problems(400, 401, 403, 404, 409)},
     summary="Ask again: a retryable failure runs again with the same request key",
@@ -83,6 +86,7 @@ async def retry(
 
 @router.post(
     "/{execution_id}/resolution",
+    operation_id="resolveExecution",
     response_model=ExecutionOutcomeView,
     responses=problems(400, 401, 403, 404, 409),
     summary="A person (signoff_admin) records what the provider shows for a stuck execution",

@@ -1,4 +1,10 @@
-"""The served OpenAPI 3.1 document: every error response is a problem+json ``Problem``."""
+"""The served OpenAPI 3.1 document: every error response is a problem+json ``Problem``.
+
+Every route names a stable camelCase ``operationId`` in its decorator, so generated
+clients get ``decideProposal``, not ``decide_v1_proposals__proposal_id__decision_post``.
+The document ``signoff serve`` serves is checked in as ``openapi.json`` (see
+:mod:`signoff.http._contract`).
+"""
 
 from __future__ import annotations
 
@@ -7,25 +13,62 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from signoff.http._problems import PROBLEM_MEDIA_TYPE, Problem
+from signoff import exceptions
+from signoff.http._problems import _HTTP_CODES, PROBLEM_MEDIA_TYPE, UNAVAILABLE, Problem
 
 _DESCRIPTIONS = {
     400: "Malformed request, schema violation, unknown field or missing Idempotency-Key",
     401: "Bearer token missing, invalid or expired",
-    403: "Wrong role, separation of duties, wrong subject or audience",
+    403: "Wrong role, separation of duties, wrong subject, audience or approval surface",
     404: "No such resource in the caller's tenant",
     409: "State or version conflict, expired, consumed, revoked, or key in flight",
     422: "Clarification needed, re-typed value differs, or Idempotency-Key reused",
     503: "Store or provider unavailable and no outcome is known; ask for the status",
 }
+_HEADERS: dict[int, dict[str, Any]] = {
+    401: {
+        "WWW-Authenticate": {
+            "description": "Bearer challenge (RFC 6750)",
+            "schema": {"type": "string"},
+        }
+    },
+    503: {
+        "Retry-After": {
+            "description": "Seconds to wait before asking again, with the same Idempotency-Key",
+            "schema": {"type": "integer"},
+        }
+    },
+}
 
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """``responses=`` for a route: each status answers a Problem (503 always may)."""
-    return {
-        status: {"model": Problem, "description": _DESCRIPTIONS[status]}
-        for status in sorted({*statuses, 503})
+    return {status: _problem_response(status) for status in sorted({*statuses, 503})}
+
+
+def _problem_response(status: int) -> dict[str, Any]:
+    codes = ", ".join(f"`{code}`" for code in problem_codes(status))
+    response: dict[str, Any] = {
+        "model": Problem,
+        "description": f"{_DESCRIPTIONS[status]}. Codes: {codes}",
     }
+    if status in _HEADERS:
+        response["headers"] = _HEADERS[status]
+    return response
+
+
+def problem_codes(status: int) -> list[str]:
+    """The stable ``code`` values a problem of this HTTP status can carry, sorted."""
+    codes = {code for code_status, code in _HTTP_CODES.items() if code_status == status}
+    refusals = [v for v in vars(exceptions).values() if isinstance(v, type)]
+    codes.update(
+        cls.code
+        for cls in refusals
+        if issubclass(cls, exceptions.SignoffError) and cls.status == status
+    )
+    if status == 503:
+        codes.add(UNAVAILABLE)  # anything unexpected: the outcome is unknown
+    return sorted(codes)
 
 
 def install_openapi(app: FastAPI) -> None:

@@ -19,6 +19,7 @@ ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
 @router.post(
     "",
     status_code=201,
+    operation_id="createProposal",
     response_model=ProposalView,
     responses=problems(400, 401, 403, 404, 422),
     summary="Freeze a write request into a proposal awaiting confirmation",
@@ -36,6 +37,7 @@ async def propose(
 
 @router.get(
     "",
+    operation_id="listProposals",
     response_model=ProposalList,
     responses=problems(400, 401),
     summary="Proposals of the caller's tenant, newest first",
@@ -52,6 +54,7 @@ async def list_proposals(
 
 @router.get(
     "/{proposal_id}",
+    operation_id="getProposal",
     response_model=ProposalView,
     responses=problems(400, 401, 404),
     summary="One proposal of the caller's tenant",
@@ -62,6 +65,7 @@ async def read_proposal(proposal_id: ProposalId, caller: Caller, state: State) -
 
 @router.post(
     "/{proposal_id}/decision",
+    operation_id="decideProposal",
     response_model=DecisionView,
     responses=problems(400, 401, 403, 404, 409, 422),
     summary="Approve or reject; a retried key answers the first decision again",
@@ -91,6 +95,7 @@ async def decide(
 
 @router.get(
     "/{proposal_id}/confirmation-token",
+    operation_id="getConfirmationToken",
     response_model=ConfirmationTokenView,
     responses=problems(400, 401, 403, 404, 409),
     summary="The requesting agent picks up its token after a person approved on the page",
@@ -109,6 +114,7 @@ async def confirmation_token(
 
 @router.post(
     "/{proposal_id}/revoke",
+    operation_id="revokeProposal",
     response_model=ProposalView,
     responses=problems(400, 401, 403, 404, 409),
     summary="Withdraw a confirmation before it is used",
@@ -121,6 +127,7 @@ async def revoke(
 
 @router.post(
     "/{proposal_id}/cancel",
+    operation_id="cancelProposal",
     response_model=ProposalView,
     responses=problems(400, 401, 403, 404, 409),
     summary="The requester withdraws a proposal nobody has decided yet",

@@ -11,13 +11,23 @@ from signoff.http._views import Health, WhoAmI
 router = APIRouter(tags=["system"])
 
 
-@router.get("/healthz", response_model=Health, summary="The process answers")
+@router.get(
+    "/healthz",
+    operation_id="getHealth",
+    response_model=Health,
+    responses=problems(),
+    summary="The process answers",
+)
 async def healthz() -> Health:
     return Health(status="ok")
 
 
 @router.get(
-    "/readyz", response_model=Health, responses=problems(), summary="The store is reachable"
+    "/readyz",
+    operation_id="getReadiness",
+    response_model=Health,
+    responses=problems(),
+    summary="The store is reachable",
 )
 def readyz(state: State) -> Health:
     state.gate.store.ping()
@@ -26,8 +36,12 @@ def readyz(state: State) -> Health:
 
 @router.get(
     "/metrics",
+    operation_id="getMetrics",
     response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses={
+        200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+        **problems(),
+    },
     summary="Prometheus metrics of this worker",
 )
 async def metrics(state: State) -> Response:
@@ -37,6 +51,7 @@ async def metrics(state: State) -> Response:
 
 @router.get(
     "/v1/whoami",
+    operation_id="whoAmI",
     response_model=WhoAmI,
     responses=problems(401),
     tags=["identity"],
