@@ -13,6 +13,7 @@ raised: ask for the status of the proposal, never propose again.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeVar
@@ -36,7 +37,7 @@ from signoff.http._views import (
     WhoAmI,
 )
 
-__all__ = ["SignoffClient", "error_from_problem"]
+__all__ = ["SignoffClient", "confirmation_idempotency_key", "error_from_problem"]
 
 M = TypeVar("M", bound=BaseModel)
 _BY_STATUS: dict[int, type[exceptions.SignoffError]] = {
@@ -61,6 +62,24 @@ def _codes() -> dict[str, type[exceptions.SignoffError]]:
 
 
 _BY_CODE = _codes()
+CONFIRMATION_KEY_PREFIX = "confirm:v1:"
+
+
+def confirmation_idempotency_key(proposal_id: str, version: int) -> str:
+    """``confirm:v1:`` + hex SHA-256 of the length-prefixed proposal id and version.
+
+    Each field is a 4-byte big-endian byte length followed by its UTF-8 bytes (the
+    version in decimal), so no id, however many ``:`` it holds, collides with another
+    pair. The same key on every retry of one person's decision on one version; the
+    Java client derives the same bytes (docs/CLIENTS.md).
+    """
+    if not proposal_id or isinstance(version, bool) or version < 1:
+        raise ValueError("a proposal id and a version >= 1 are required")
+    digest = hashlib.sha256()
+    for field in (proposal_id.encode("utf-8"), str(version).encode("ascii")):
+        digest.update(len(field).to_bytes(4, "big"))
+        digest.update(field)
+    return CONFIRMATION_KEY_PREFIX + digest.hexdigest()
 
 
 def error_from_problem(status: int, problem: Mapping[str, Any]) -> exceptions.SignoffError:

@@ -40,5 +40,9 @@ def test_http_all_is_pinned_and_sorted() -> None:
 
 
 def test_client_all_is_pinned() -> None:
-    """The client exports the client class and the problem-to-error mapping."""
-    assert signoff.client.__all__ == ["SignoffClient", "error_from_problem"]
+    """The client exports the client class, the decision key and the problem-to-error mapping."""
+    assert signoff.client.__all__ == [
+        "SignoffClient",
+        "confirmation_idempotency_key",
+        "error_from_problem",
+    ]
