@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from signoff.cli._main import cli
+from signoff.store._migrations import SCHEMA_VERSION
 
 
 def test_demo_passes_and_prints_the_ledger(tmp_path: Path) -> None:
@@ -36,9 +37,9 @@ def test_db_upgrade_is_idempotent_and_refuses_newer_schema(tmp_path: Path) -> No
     db = str(tmp_path / "s.db")
     runner = CliRunner()
     first = runner.invoke(cli, ["db", "upgrade", "--db", db])
-    assert first.exit_code == 0 and "0 -> 1" in first.output
+    assert first.exit_code == 0 and f"0 -> {SCHEMA_VERSION}" in first.output
     second = runner.invoke(cli, ["db", "upgrade", "--db", db])
-    assert second.exit_code == 0 and "1 -> 1" in second.output
+    assert second.exit_code == 0 and f"{SCHEMA_VERSION} -> {SCHEMA_VERSION}" in second.output
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE signoff_meta SET value = '99' WHERE key = 'schema_version'")
     newer = subprocess.run(

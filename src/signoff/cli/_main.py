@@ -23,6 +23,7 @@ LAZY_COMMANDS = {
     "chaos": "signoff.cli._chaos:chaos",
     "dev-token": "signoff.cli._serve:dev_token",
     "mcp": "signoff.cli._agents:mcp_command",
+    "notify": "signoff.cli._notify:notify",
     "openapi": "signoff.cli._openapi:openapi",
     "reconcile": "signoff.cli._reconcile:reconcile",
     "serve": "signoff.cli._serve:serve",

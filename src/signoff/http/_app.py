@@ -21,7 +21,7 @@ from signoff.catalog._catalog import Catalog
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
-from signoff.http import _audit, _demo, _executions, _proposals, _system
+from signoff.http import _audit, _deliveries, _demo, _executions, _proposals, _system
 from signoff.http._auth import Authenticator
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
@@ -63,7 +63,7 @@ def create_app(
     install_problem_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
-    for module in (_system, _proposals, _executions, _audit):
+    for module in (_system, _proposals, _executions, _audit, _deliveries):
         app.include_router(module.router)
     if state.demo is not None:
         app.include_router(_demo.router)

@@ -9,7 +9,7 @@ from signoff.exceptions import SchemaTooNew
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -116,6 +116,31 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             seq BIGINT NOT NULL,
             hash TEXT NOT NULL
         )""",
+    ),
+    # Notifications (signoff.notify): the audit chain is the outbox; these hold only
+    # how far each destination has read it and the state of each delivery.
+    2: (
+        """CREATE TABLE notify_cursors (
+            destination TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            PRIMARY KEY (destination, tenant)
+        )""",
+        """CREATE TABLE deliveries (
+            destination TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            event_type TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts BIGINT NOT NULL,
+            next_attempt_at BIGINT NOT NULL,
+            last_error TEXT,
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            delivered_at BIGINT,
+            PRIMARY KEY (destination, tenant, seq)
+        )""",
+        "CREATE INDEX deliveries_due ON deliveries (status, next_attempt_at)",
     ),
 }
 

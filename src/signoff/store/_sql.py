@@ -9,6 +9,7 @@ Read Committed. Statements are written with ``?`` placeholders; a backend's
 from __future__ import annotations
 
 from signoff.store._q_audit import AuditQueries
+from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
 from signoff.store._q_proposals import ProposalQueries
@@ -17,7 +18,12 @@ from signoff.store._sqlbase import Connection, Cursor, Dialect
 
 
 class SqlTransaction(
-    ProposalQueries, TokenQueries, ExecutionQueries, IdempotencyQueries, AuditQueries
+    ProposalQueries,
+    TokenQueries,
+    ExecutionQueries,
+    IdempotencyQueries,
+    AuditQueries,
+    DeliveryQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
@@ -25,6 +31,7 @@ class SqlTransaction(
 __all__ = [
     "Connection",
     "Cursor",
+    "DeliveryRecord",
     "Dialect",
     "IdempotencyRecord",
     "SqlTransaction",

@@ -1,0 +1,80 @@
+"""`signoff notify`: deliver audit events to webhooks and e-mail, once or as a worker."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from types import FrameType
+
+import click
+
+from signoff.exceptions import InvalidRequest
+from signoff.notify import Backoff, ConfigError, Notifier, load_config
+from signoff.store import open_store
+
+DEFAULT_DB = "signoff.db"
+
+
+@click.command("notify")
+@click.option(
+    "--db",
+    envvar="SIGNOFF_DATABASE_URL",
+    default=DEFAULT_DB,
+    show_default=True,
+    help="Database URL or SQLite path (env SIGNOFF_DATABASE_URL).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    envvar="SIGNOFF_NOTIFY_CONFIG",
+    required=True,
+    metavar="FILE",
+    help="TOML file naming the webhooks and the e-mail channel (env SIGNOFF_NOTIFY_CONFIG).",
+)
+@click.option("--once", is_flag=True, help="One pass: enqueue what is new, send what is due.")
+def notify(db: str, config_path: str, once: bool) -> None:
+    """Deliver proposal and execution events from the audit chain; retry; dead-letter.
+
+    Each destination reads the audit chain after its own cursor (stored in the
+    database), so a restart, or a kill -9, loses no event; a redelivery keeps
+    its webhook-id. Run as many as you like: each delivery is leased to one.
+    """  # fmt: skip
+    try:
+        config = load_config(config_path)
+        channels = config.channels()
+    except ConfigError as exc:
+        raise InvalidRequest(f"{exc} — fix the notify configuration") from exc
+    with open_store(db) as store:
+        notifier = Notifier(
+            store,
+            channels,
+            public_url=config.public_url,
+            backoff=Backoff(first=timedelta(seconds=config.backoff_seconds)),
+            lease=timedelta(seconds=config.lease_seconds),
+        )
+        try:
+            if once:
+                sent = notifier.run_once()
+                click.echo(f"delivered {sent} notifications", err=True)
+                return
+            stop = threading.Event()
+            with _stop_on_signals(stop):
+                notifier.run(stop, interval=config.interval_seconds)
+        finally:
+            notifier.close()
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,0 +1,128 @@
+"""``signoff notify --config FILE``: the destinations, from a TOML file.
+
+Secrets may be written in the file or, better, named by environment variable
+(``secret_env``, ``password_env``); nothing here is ever logged.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from signoff.notify._channel import Channel
+from signoff.notify._email import AddressBook, EmailChannel
+from signoff.notify._events import PROPOSAL_AWAITING
+from signoff.notify._webhook import DEFAULT_MAX_ATTEMPTS, WebhookEndpoint
+
+
+class ConfigError(ValueError):
+    """The notify configuration cannot be used; the message says what to fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WebhookConfig(_Strict):
+    name: str = Field(min_length=1, max_length=100)
+    url: str
+    secret: str | None = None
+    secret_env: str | None = None
+    events: list[str] | None = None
+    tenants: list[str] | None = None
+    max_attempts: int = Field(DEFAULT_MAX_ATTEMPTS, ge=1, le=100)
+    timeout_seconds: float = Field(10.0, gt=0, le=300)
+
+
+class EmailConfig(_Strict):
+    name: str = Field("email", min_length=1, max_length=100)
+    host: str
+    port: int = Field(25, ge=1, le=65535)
+    sender: str
+    starttls: bool = False
+    username: str | None = None
+    password_env: str | None = None
+    events: list[str] = [PROPOSAL_AWAITING]
+    tenants: list[str] | None = None
+    max_attempts: int = Field(8, ge=1, le=100)
+    roles: dict[str, dict[str, list[str]]] = {}
+    """tenant → role → addresses of the people holding it."""
+    people: dict[str, dict[str, str]] = {}
+    """tenant → subject → address (for policies where the requester confirms)."""
+
+
+class NotifyConfig(_Strict):
+    public_url: str = "http://127.0.0.1:8000"
+    interval_seconds: float = Field(1.0, gt=0, le=3600)
+    backoff_seconds: float = Field(5.0, gt=0, le=86400)
+    lease_seconds: float = Field(60.0, gt=0, le=86400)
+    """How long a row being sent is kept from other senders; longer than any timeout."""
+    webhooks: list[WebhookConfig] = []
+    email: EmailConfig | None = None
+
+    def channels(self, env: Mapping[str, str] | None = None) -> list[Channel]:
+        env = os.environ if env is None else env
+        channels: list[Channel] = [_webhook(w, env) for w in self.webhooks]
+        if self.email is not None:
+            channels.append(_email(self.email, env))
+        return channels
+
+
+def load_config(path: str | Path) -> NotifyConfig:
+    try:
+        with open(path, "rb") as file:
+            return NotifyConfig.model_validate(tomllib.load(file))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not TOML: {exc}") from exc
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_url=False, include_input=False)
+        )
+        raise ConfigError(f"{path}: {problems}") from exc
+
+
+def _webhook(config: WebhookConfig, env: Mapping[str, str]) -> WebhookEndpoint:
+    secret = config.secret
+    if config.secret_env is not None:
+        secret = env.get(config.secret_env)
+    if not secret:
+        raise ConfigError(f"webhook {config.name}: set secret or secret_env (a whsec_ secret)")
+    try:
+        return WebhookEndpoint(
+            config.name,
+            config.url,
+            secret,
+            events=config.events,
+            tenants=config.tenants,
+            max_attempts=config.max_attempts,
+            timeout_seconds=config.timeout_seconds,
+        )
+    except Exception as exc:  # the library's secret errors, a bad url or event type
+        raise ConfigError(f"webhook {config.name}: {exc}") from exc
+
+
+def _email(config: EmailConfig, env: Mapping[str, str]) -> EmailChannel:
+    password = None if config.password_env is None else env.get(config.password_env)
+    try:
+        return EmailChannel(
+            config.name,
+            host=config.host,
+            port=config.port,
+            sender=config.sender,
+            recipients=AddressBook(config.roles, config.people),
+            events=config.events,
+            tenants=config.tenants,
+            starttls=config.starttls,
+            username=config.username,
+            password=password,
+            max_attempts=config.max_attempts,
+        )
+    except ValueError as exc:
+        raise ConfigError(f"e-mail {config.name}: {exc}") from exc

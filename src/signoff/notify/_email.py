@@ -1,0 +1,144 @@
+"""E-mail to the people who may decide: a link to the confirmation page, never a secret.
+
+Who may decide is the proposal's policy: holders of its required role, and
+the requester when the policy asks them to confirm their own request. The
+addresses come from a :class:`Recipients` source (an :class:`AddressBook` per
+tenant today). The message names the operation and links to the page, where
+the person signs in and sees every value; it carries no token and no argument.
+"""
+
+from __future__ import annotations
+
+import smtplib
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from typing import Protocol
+
+from signoff.notify._channel import DeliveryFailed, EventFilter
+from signoff.notify._events import PROPOSAL_AWAITING, Notification
+
+
+class Recipients(Protocol):
+    def for_role(self, tenant: str, role: str) -> list[str]: ...
+
+    def for_person(self, tenant: str, subject: str) -> list[str]: ...
+
+
+class AddressBook:
+    """Addresses per (tenant, role) and per (tenant, person)."""
+
+    def __init__(
+        self,
+        roles: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
+        people: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
+        self._roles = {t: {r: list(a) for r, a in m.items()} for t, m in (roles or {}).items()}
+        self._people = {t: dict(m) for t, m in (people or {}).items()}
+
+    def for_role(self, tenant: str, role: str) -> list[str]:
+        return list(self._roles.get(tenant, {}).get(role, []))
+
+    def for_person(self, tenant: str, subject: str) -> list[str]:
+        address = self._people.get(tenant, {}).get(subject)
+        return [] if address is None else [address]
+
+
+def deciders(notification: Notification, recipients: Recipients) -> list[str]:
+    """The addresses of everyone who may decide this proposal, each once, sorted."""
+    found: set[str] = set()
+    if notification.required_role is not None:
+        found.update(recipients.for_role(notification.tenant, notification.required_role))
+    if notification.requester_confirms and notification.requester is not None:
+        found.update(recipients.for_person(notification.tenant, notification.requester))
+    return sorted(found)
+
+
+class EmailChannel:
+    """SMTP delivery of 'awaiting your decision' (or the ``events`` given) to the deciders."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        host: str,
+        port: int,
+        sender: str,
+        recipients: Recipients,
+        events: Iterable[str] = (PROPOSAL_AWAITING,),
+        tenants: Iterable[str] | None = None,
+        starttls: bool = False,
+        username: str | None = None,
+        password: str | None = None,
+        max_attempts: int = 8,
+        timeout_seconds: float = 10.0,
+    ) -> None:
+        if not name or max_attempts < 1:
+            raise ValueError("an e-mail channel needs a name and max_attempts ≥ 1")
+        self.name, self.host, self.port, self.sender = name, host, port, sender
+        self.recipients = recipients
+        self.max_attempts = max_attempts
+        self._filter = EventFilter(events, tenants)
+        self._starttls, self._login = starttls, (username, password)
+        self._timeout = timeout_seconds
+
+    @property
+    def destination(self) -> str:
+        return f"email:{self.name}"
+
+    def accepts(self, event_type: str, tenant: str) -> bool:
+        return self._filter.accepts(event_type, tenant)
+
+    def send(self, notification: Notification, now: datetime) -> None:
+        to = deciders(notification, self.recipients)
+        if not to:
+            # Nobody to tell is not a delivery: it stays visible as dead, with the reason.
+            raise DeliveryFailed(f"no address for who may decide in {notification.tenant}")
+        message = compose(notification, sender=self.sender, to=to, now=now)
+        try:
+            with smtplib.SMTP(self.host, self.port, timeout=self._timeout) as smtp:
+                if self._starttls:
+                    smtp.starttls()
+                if self._login[0] is not None:
+                    smtp.login(self._login[0], self._login[1] or "")
+                smtp.send_message(message)
+        except (OSError, smtplib.SMTPException) as exc:
+            raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from exc
+
+    def close(self) -> None:
+        return None
+
+
+def compose(
+    notification: Notification, *, sender: str, to: list[str], now: datetime
+) -> EmailMessage:
+    data = notification.data
+    title = data.get("title") or data.get("tool") or "a write operation"
+    message = EmailMessage()
+    message["Subject"] = _subject(notification.event_type, str(title))
+    message["From"] = sender
+    message["To"] = ", ".join(to)
+    message["Date"] = format_datetime(now)
+    message["Message-ID"] = make_msgid(idstring=notification.event_id, domain="signoff")
+    lines = [
+        f"{title}",
+        "",
+        f"Requested by {data.get('requester', 'someone')} in {notification.tenant}.",
+        f"Decision needed from: {data.get('required_role') or 'the requester'}.",
+        "Open the confirmation page to see every value and decide before "
+        f"{data.get('expires_at')}:",
+        "",
+        f"  {notification.page_url}",
+        "",
+        f"Proposal {data.get('proposal_id')} · event {notification.event_id}",
+        "This message carries no confirmation and no secret; deciding happens on the page.",
+    ]
+    message.set_content("\n".join(lines))
+    return message
+
+
+def _subject(event_type: str, title: str) -> str:
+    if event_type == PROPOSAL_AWAITING:
+        return f"Awaiting your decision: {title}"
+    return f"[signoff] {event_type}: {title}"

@@ -1,0 +1,122 @@
+"""Which audit events are notifications, and what a notification says.
+
+A notification is built from one audit event and the proposal it is about,
+read from the store when it is sent. It carries ids, statuses, the tool, the
+preview's title, the role that may decide, the deadline and a link to the
+confirmation page — never a token, a token hash or the arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from signoff._clock import from_micros
+from signoff._model import Proposal
+from signoff.audit._chain import AuditEvent
+
+PROPOSAL_AWAITING = "proposal.awaiting_confirmation"
+PROPOSAL_APPROVED = "proposal.approved"
+PROPOSAL_REJECTED = "proposal.rejected"
+PROPOSAL_EXPIRED = "proposal.expired"
+PROPOSAL_CANCELLED = "proposal.cancelled"
+PROPOSAL_REVOKED = "proposal.revoked"
+EXECUTION_SUCCEEDED = "execution.succeeded"
+EXECUTION_FAILED = "execution.failed"
+EXECUTION_NEEDS_ATTENTION = "execution.needs_attention"
+EXECUTION_RESOLVED = "execution.resolved"
+
+_BY_KIND = {
+    "proposal.created": PROPOSAL_AWAITING,
+    "decision.approved": PROPOSAL_APPROVED,
+    "decision.rejected": PROPOSAL_REJECTED,
+    "proposal.expired": PROPOSAL_EXPIRED,
+    "proposal.cancelled": PROPOSAL_CANCELLED,
+    "proposal.revoked": PROPOSAL_REVOKED,
+    "execution.succeeded": EXECUTION_SUCCEEDED,
+    "execution.failed_terminal": EXECUTION_FAILED,
+    "execution.failed_retryable": EXECUTION_FAILED,
+    "execution.needs_attention": EXECUTION_NEEDS_ATTENTION,
+    "execution.resolved": EXECUTION_RESOLVED,
+}
+EVENT_TYPES: frozenset[str] = frozenset(_BY_KIND.values())
+"""Every notification type; anything else in the audit chain is not notified."""
+
+DECIDED = frozenset({PROPOSAL_APPROVED, PROPOSAL_REJECTED})
+
+
+def event_type_of(kind: str) -> str | None:
+    """The notification type of an audit event kind, or ``None`` when it is not one."""
+    return _BY_KIND.get(kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One event for one destination: a stable id, a type, and the JSON body."""
+
+    event_id: str
+    event_type: str
+    tenant: str
+    seq: int
+    data: dict[str, Any]
+    required_role: str | None
+    page_url: str | None
+    requester: str | None = None
+    requester_confirms: bool = False
+
+    def body(self) -> dict[str, Any]:
+        """The Standard Webhooks payload shape: ``type``, ``timestamp``, ``data``."""
+        return {"type": self.event_type, "timestamp": self.data["at"], "data": self.data}
+
+
+def event_id(event: AuditEvent) -> str:
+    """Stable per audit event (its chain hash), so a receiver deduplicates redeliveries."""
+    return f"evt_{event.hash[:32]}"
+
+
+def notification(
+    event: AuditEvent, event_type: str, proposal: Proposal | None, public_url: str
+) -> Notification:
+    page = None
+    if event.proposal_id is not None:
+        page = f"{public_url.rstrip('/')}/ui/proposals/{quote(event.proposal_id, safe='')}"
+    data: dict[str, Any] = {
+        "event_id": event_id(event),
+        "tenant": event.tenant,
+        "audit_seq": event.seq,
+        "at": from_micros(event.at).isoformat().replace("+00:00", "Z"),
+        "proposal_id": event.proposal_id,
+        "execution_id": event.execution_id,
+        "actor": event.actor,
+        "page_url": page,
+    }
+    recorded = event.payload()
+    for key in ("status", "reason_code", "error_code"):
+        if key in recorded:
+            data[key] = recorded[key]
+    role, requester, requester_confirms = None, None, False
+    if proposal is not None:
+        requester = proposal.requester_subject
+        requester_confirms = bool(proposal.policy.get("requester_confirms"))
+        role = proposal.required_role
+        data.update(
+            tool=proposal.tool,
+            title=str(proposal.preview.get("title", proposal.tool)),
+            proposal_status=proposal.status.value,
+            required_role=role,
+            risk=proposal.risk.get("level"),
+            expires_at=proposal.expires_at.isoformat().replace("+00:00", "Z"),
+            requester=proposal.requester_subject,
+        )
+    return Notification(
+        event_id(event),
+        event_type,
+        event.tenant,
+        event.seq,
+        data,
+        role,
+        page,
+        requester=requester,
+        requester_confirms=requester_confirms,
+    )
