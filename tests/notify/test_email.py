@@ -63,7 +63,9 @@ def test_the_role_holders_get_a_link_and_no_secret(
     assert to == ["alice@acme.test", "bob@acme.test"]
     assert message["From"] == "signoff@acme.test"
     assert message["Subject"].startswith("Awaiting your decision: ")
-    text = message.get_payload(decode=True).decode()
+    payload = message.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    text = payload.decode()
     assert f"{PUBLIC_URL}/ui/proposals/{proposal.proposal_id}" in text
     assert "refund_approver" in text
     assert token not in text and "sot_" not in text and proposal.args_digest not in text

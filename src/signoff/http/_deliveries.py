@@ -59,6 +59,7 @@ def _require_admin(caller: Caller) -> None:
 
 @router.get(
     "",
+    operation_id="listDeliveries",
     response_model=DeliveryList,
     responses=problems(400, 401, 403),
     summary="Notification deliveries of the caller's tenant (status=dead: the dead letters)",
@@ -78,6 +79,7 @@ async def deliveries(
 
 @router.post(
     "/{destination}/{audit_seq}/replay",
+    operation_id="replayDelivery",
     response_model=DeliveryView,
     responses=problems(400, 401, 403, 404, 409),
     summary="Send a dead delivery again, with a fresh attempt budget and the same event id",
