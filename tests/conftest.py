@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,3 +100,15 @@ def world(tmp_path: Path) -> Iterator[World]:
     yield w
     w.store.close()
     w.shop.close()
+
+
+@pytest.fixture(autouse=True)
+def _own_data_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands that fall back to the data directory write into a temporary one, never ~."""
+    previous = os.environ.get("SIGNOFF_DATA_DIR")
+    os.environ["SIGNOFF_DATA_DIR"] = str(tmp_path_factory.mktemp("data"))
+    yield
+    if previous is None:
+        os.environ.pop("SIGNOFF_DATA_DIR", None)
+    else:
+        os.environ["SIGNOFF_DATA_DIR"] = previous

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner, Result
 
@@ -377,7 +376,8 @@ def test_cli_reconcile_with_a_catalog_reference(
         (("--catalog", "nomodule"), "MODULE:ATTR"),
         (("--catalog", "signoff:nothing_here"), "has no"),
         (("--catalog", "signoff:__version__"), "signoff.Catalog"),
-        (("--catalog", "signoff:Principal.label"), "calling signoff:Principal.label failed"),
+        (("--catalog", "signoff:Principal.label"), "cannot be called without arguments"),
+        (("--catalog", "signoff:Catalog"), "is a class"),
         (("--catalog", "no_such_module_x:y"), "cannot import"),
     ],
 )
@@ -391,11 +391,14 @@ def test_cli_reconcile_refuses_a_missing_or_wrong_catalog(
     assert message in result.output
 
 
-def test_cli_demo_on_postgresql_needs_a_shop_location() -> None:
-    """The demo shop sits next to a SQLite file; with PostgreSQL it must be named."""
-    with pytest.raises(click.UsageError):
-        demo_shop_location("postgresql://h/db", None)
+def test_cli_demo_shop_sits_where_serve_demo_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Next to a SQLite file; in the data directory with PostgreSQL (as `serve --demo`)."""
+    monkeypatch.setenv("SIGNOFF_DATA_DIR", str(tmp_path))
+    assert demo_shop_location("postgresql://h/db", None) == str(tmp_path / "demo.shop.sqlite")
     assert demo_shop_location("sqlite:////tmp/a.db", None) == "/tmp/a.db.shop.sqlite"
+    assert demo_shop_location("postgresql://h/db", "x.sqlite") == "x.sqlite"
 
 
 def test_reconcile_loop_runs_in_the_background(fw: FaultWorld) -> None:

@@ -2,9 +2,13 @@
 
     SignoffError
     ├── CatalogError                  tool declared wrongly (a programming error)
+    ├── ConfigurationError            nothing started: fix the configuration
+    │   ├── InvalidReference          `module:attr` that cannot be imported or used
+    │   └── MissingExtra              an optional dependency is not installed
     ├── StoreError                    storage problem
     │   ├── StoreUnavailable          store unreachable, no outcome known   (503)
-    │   └── SchemaTooNew              database written by a newer signoff
+    │   ├── SchemaTooNew              database written by a newer signoff
+    │   └── InvalidDatabaseUrl        the database URL cannot be parsed
     └── Refusal                       the protocol said no; nothing changed
         ├── InvalidRequest            malformed request                      (400)
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
@@ -62,8 +66,24 @@ class CatalogError(SignoffError):
     code = "catalog_error"
 
 
+class ConfigurationError(SignoffError):
+    code = "configuration_error"
+
+
+class InvalidReference(ConfigurationError):
+    code = "invalid_reference"
+
+
+class MissingExtra(ConfigurationError):
+    code = "missing_extra"
+
+
 class StoreError(SignoffError):
     code = "store_error"
+
+
+class InvalidDatabaseUrl(StoreError):
+    code = "invalid_database_url"
 
 
 class StoreUnavailable(StoreError):

@@ -56,7 +56,7 @@ def test_tools_mcp_prints_the_tools_list(runner: CliRunner, tmp_path: Path) -> N
 def test_tools_without_a_catalog_is_a_clear_error(runner: CliRunner) -> None:
     """Outside --demo a catalog must be configured; the message says how."""
     result = runner.invoke(cli, ["tools"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "SIGNOFF_CATALOG" in result.output
 
 
@@ -78,5 +78,5 @@ def test_mcp_refuses_a_malformed_principal(runner: CliRunner, principal: str) ->
 def test_mcp_outside_the_demo_needs_a_token_key(runner: CliRunner) -> None:
     """Production settings are checked: no token key, no server."""
     result = runner.invoke(cli, ["mcp", "--db", "x.db", "--principal", "u_42@acme"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "SIGNOFF_TOKEN_KEY" in result.output

@@ -28,8 +28,8 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 def test_dev_token_refuses_outside_demo_or_development(runner: CliRunner) -> None:
     """Without --demo or development mode no token is printed."""
     result = runner.invoke(cli, ["dev-token", "--sub", "u_42", "--tenant", "acme"])
-    assert result.exit_code == 1
-    assert "refuses" in result.output
+    assert result.exit_code == 2
+    assert result.output.startswith("error [invalid_settings]: dev-token refuses")
     assert "." not in result.stdout.strip()
 
 
@@ -89,14 +89,14 @@ def test_dev_token_ttl_is_bounded(runner: CliRunner) -> None:
 def test_serve_refuses_without_a_token_key(runner: CliRunner) -> None:
     """Outside --demo, serve stops before binding when SIGNOFF_TOKEN_KEY is missing."""
     result = runner.invoke(cli, ["serve", "--port", "0"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "SIGNOFF_TOKEN_KEY" in result.output
 
 
 def test_serve_refuses_a_bad_config_file(runner: CliRunner) -> None:
     """A missing config file is an error, not an empty configuration."""
     result = runner.invoke(cli, ["serve", "--demo", "--config", "/nonexistent/signoff.toml"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "config file" in result.output
 
 
@@ -110,6 +110,6 @@ def test_serve_refuses_an_unimportable_catalog(runner: CliRunner, tmp_path: Path
         "SIGNOFF_DATABASE_URL": str(tmp_path / "x.db"),
     }
     result = runner.invoke(cli, ["serve", "--port", "0"], env=env)
-    assert result.exit_code == 1
-    assert "catalog" in result.output
+    assert result.exit_code == 2
+    assert result.output.startswith("error [invalid_reference]: SIGNOFF_CATALOG: cannot import")
     assert not (tmp_path / "x.db").exists()

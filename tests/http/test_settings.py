@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from signoff.exceptions import ConfigurationError
 from signoff.http import Settings, SettingsError, create_app, load_settings
 from signoff.http._settings import DEMO_TOKEN_KEY
 
@@ -119,7 +120,7 @@ def test_production_app_loads_the_catalog_factory(tmp_path: Path) -> None:
     assert app.state.signoff.demo is None
     app.state.signoff.close()
     for spec in ("tests.http.test_settings:not_a_catalog", "no.such.module:x"):
-        with pytest.raises(SettingsError):
+        with pytest.raises(ConfigurationError):
             create_app(load_settings(env={**env, "SIGNOFF_CATALOG": spec}), extras=())
 
 

@@ -19,19 +19,23 @@ if TYPE_CHECKING:
 FORMATS = ("openai", "openai-responses", "mcp")
 PUBLIC_URL_HELP = "Where `signoff serve` answers, for confirmation links (env SIGNOFF_PUBLIC_URL)."
 CONFIG_HELP = "TOML file with a [signoff] table (flags > SIGNOFF_* env > this file)."
+CATALOG_HELP = "Your tools: MODULE:FACTORY returning a signoff.Catalog (env SIGNOFF_CATALOG)."
 DEMO_PRINCIPAL = "u_42@acme"
 
 
 @click.command("tools")
 @click.option("--demo", is_flag=True, default=None, help="The demo catalog (refund_order, …).")
+@click.option("--catalog", default=None, metavar="MODULE:FACTORY", help=CATALOG_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="openai", show_default=True)
-@click.option("--config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
-def tools(demo: bool | None, fmt: str, config: str | None) -> None:
-    """Print the tool definitions a model sees, as JSON."""
+@click.option(
+    "--config", envvar="SIGNOFF_CONFIG", type=click.Path(dir_okay=False), help=CONFIG_HELP
+)
+def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) -> None:
+    """Print the tool definitions a model sees, as JSON (--demo or --catalog)."""
     from signoff.agents import agent_tools, openai_tools
 
-    with _catalog(_settings({"demo": demo}, config)) as catalog:
-        specs = agent_tools(catalog)
+    with _catalog(_settings({"demo": demo, "catalog": catalog}, config)) as tool_catalog:
+        specs = agent_tools(tool_catalog)
     if fmt == "mcp":
         from signoff.mcp_server import tool_definitions
 
@@ -53,11 +57,15 @@ def tools(demo: bool | None, fmt: str, config: str | None) -> None:
     help=f"The person the agent acts for; confirms in-band forms (demo: {DEMO_PRINCIPAL}).",
 )
 @click.option("--agent", default="agent:mcp", show_default=True, help="The agent's name (act).")
+@click.option("--catalog", default=None, metavar="MODULE:FACTORY", help=CATALOG_HELP)
 @click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help=PUBLIC_URL_HELP)
-@click.option("--config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
+@click.option(
+    "--config", envvar="SIGNOFF_CONFIG", type=click.Path(dir_okay=False), help=CONFIG_HELP
+)
 def mcp_command(
     database_url: str | None,
     demo: bool | None,
+    catalog: str | None,
     principal: str | None,
     agent: str,
     public_url: str | None,
@@ -68,13 +76,13 @@ def mcp_command(
     from signoff.mcp_server import create_mcp_server
     from signoff.store import open_store
 
-    settings = _settings({"database_url": database_url, "demo": demo}, config)
+    settings = _settings({"database_url": database_url, "demo": demo, "catalog": catalog}, config)
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
-    token_key = _token_key(settings)
-    with _catalog(settings, persistent=True) as catalog:
+    token_key = settings.effective_token_key()
+    with _catalog(settings, persistent=True) as tools:
         store = open_store(settings.database_url)
         try:
-            gate = Gate(catalog, store, token_key=token_key, audience=settings.audience)
+            gate = Gate(tools, store, token_key=token_key, audience=settings.audience)
             server = create_mcp_server(gate, identity, public_url=public_url)
             # stdout carries the protocol from here on; diagnostics go to stderr.
             server.run("stdio")
@@ -83,28 +91,16 @@ def mcp_command(
 
 
 def _settings(flags: dict[str, Any], config: str | None) -> Settings:
-    from signoff.http._settings import SettingsError, load_settings
+    from signoff.http._settings import load_settings
 
-    try:
-        return load_settings(flags, env=os.environ, config=config)
-    except SettingsError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
-def _token_key(settings: Settings) -> bytes:
-    from signoff.http._settings import SettingsError
-
-    try:
-        return settings.effective_token_key()
-    except SettingsError as exc:
-        raise click.ClickException(str(exc)) from exc
+    return load_settings(flags, env=os.environ, config=config)
 
 
 def _identity(principal: str | None, agent: str) -> StaticIdentity:
     from signoff.mcp_server import StaticIdentity
 
     if principal is None:
-        raise click.UsageError("--principal SUB@TENANT is required (or use --demo)")
+        raise click.UsageError("--principal SUB@TENANT is required outside --demo")
     subject, sep, tenant = principal.rpartition("@")
     if not sep or not subject or not tenant:
         raise click.BadParameter(
@@ -125,14 +121,11 @@ def _catalog(settings: Settings, *, persistent: bool = False) -> Iterator[Catalo
 
     if not settings.demo:
         if settings.catalog is None:
-            raise click.ClickException(
-                "SIGNOFF_CATALOG (module:factory) is required outside --demo"
+            raise SettingsError(
+                "no tools named — pass --demo for the demo catalog, or --catalog MODULE:FACTORY "
+                "(env SIGNOFF_CATALOG) for yours"
             )
-        try:
-            catalog = load_catalog(settings)
-        except SettingsError as exc:
-            raise click.ClickException(str(exc)) from exc
-        yield catalog
+        yield load_catalog(settings)
         return
     if persistent:
         demo = open_demo(settings)

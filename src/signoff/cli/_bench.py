@@ -42,6 +42,12 @@ def bench(
     """
     if flows < workers:
         raise click.BadParameter("give every worker at least one flow", param_hint="--flows")
+    if db is not None:
+        from signoff.cli._checks import check_writable
+        from signoff.store import open_store
+
+        with open_store(db) as store:
+            check_writable(store, db)
     report = run_bench(
         db,
         flows=flows,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
+import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import click
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -22,8 +25,10 @@ from signoff import (
     SQLiteStore,
     verify_audit,
 )
+from signoff._paths import data_dir, is_postgres
+from signoff.cli._checks import check_writable
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
-from signoff.exceptions import Refusal
+from signoff.exceptions import InvalidDatabaseUrl, Refusal
 
 AGENT = Principal("u_42", "acme", actor="agent:support-bot")
 APPROVER = Principal("alice", "acme", roles=frozenset({"refund_approver"}))
@@ -39,6 +44,7 @@ class _Demo:
     console: Console
     ok: bool = True
     keys: int = 0
+    run: str = field(default_factory=lambda: secrets.token_hex(4))
 
     def propose(self, order_id: str, amount_minor: int) -> Proposal:
         return self.gate.propose(
@@ -54,7 +60,7 @@ class _Demo:
             APPROVER,
             proposal.proposal_id,
             Decision(DecisionKind.APPROVE, proposal.version),
-            idempotency_key=f"demo-approve-{self.keys}",
+            idempotency_key=f"demo-{self.run}-approve-{self.keys}",
         )
         assert result.confirmation_token is not None
         return result.confirmation_token
@@ -72,13 +78,33 @@ class _Demo:
         self.ok = False
 
 
+@click.command("demo")
+@click.option(
+    "--db",
+    "db",
+    default=None,
+    help="SQLite file for signoff's store (default: demo.db in the data directory).",
+)
+def demo(db: str | None) -> None:
+    """Walk through the seed scenario: propose, preview, approve, execute, and each refusal."""
+    sys.exit(0 if run_demo(db) else 1)
+
+
 def run_demo(db: str | None) -> bool:
+    """Rerunnable: the store keeps its history, the simulated shop is fresh on every run."""
+    if db is not None and is_postgres(db):
+        raise InvalidDatabaseUrl(
+            "the demo runs on SQLite — give --db a file path, or try PostgreSQL with "
+            "`signoff serve --demo --db postgresql://…`"
+        )
     console = Console()
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(db) if db else Path(scratch) / "signoff.db"
+    path = Path(db) if db else data_dir() / "demo.db"
+    console.print(f"signoff demo — store: {path} (check: signoff audit verify --db {path})")
+    with tempfile.TemporaryDirectory(prefix="signoff-demo-shop-") as scratch:
         store = SQLiteStore(path)
         store.migrate()
-        shop = DemoShop(str(path) + ".shop.sqlite")
+        check_writable(store, str(path))
+        shop = DemoShop(str(Path(scratch) / "shop.sqlite"))
         seed_demo_orders(shop)
         provider = RefundProvider(shop)
         clock = ManualClock(datetime.now(UTC))
@@ -182,8 +208,8 @@ def _preview_table(proposal: Proposal) -> Table:
     table.add_column("field")
     table.add_column("shown as")
     table.add_column("machine value")
-    for field in preview["fields"]:
-        table.add_row(field["label"], field["display_value"], repr(field["machine_value"]))
+    for entry in preview["fields"]:
+        table.add_row(entry["label"], entry["display_value"], repr(entry["machine_value"]))
     table.add_section()
     table.add_row("Impact", preview["impact"], "")
     table.add_row("Reversibility", preview["reversibility"], "")

@@ -3,31 +3,41 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from signoff import __version__
-from signoff.exceptions import SignoffError, StoreError
-from signoff.store import Store
+from signoff.cli._errors import debug_requested, report
+from signoff.exceptions import StoreError
 
-DEFAULT_DB = "signoff.db"
-DB_HELP = "Database URL or SQLite path (env SIGNOFF_DATABASE_URL)."
+if TYPE_CHECKING:
+    from signoff.store import Store
+
+DB_HELP = (
+    "Database URL or SQLite path (env SIGNOFF_DATABASE_URL) "
+    "[default: signoff.db in the data directory]."
+)
 
 
 # Commands whose modules pull in heavy dependencies (FastAPI, the MCP SDK) load on use,
 # so `signoff reconcile` or `signoff audit verify` start without importing a web stack.
+# `signoff --help` lists them from the short help here, importing none of them.
 LAZY_COMMANDS = {
-    "bench": "signoff.cli._bench:bench",
-    "chaos": "signoff.cli._chaos:chaos",
-    "dev-token": "signoff.cli._serve:dev_token",
-    "mcp": "signoff.cli._agents:mcp_command",
-    "notify": "signoff.cli._notify:notify",
-    "openapi": "signoff.cli._openapi:openapi",
-    "reconcile": "signoff.cli._reconcile:reconcile",
-    "serve": "signoff.cli._serve:serve",
-    "tools": "signoff.cli._agents:tools",
+    "bench": ("signoff.cli._bench:bench", "Full flows next to the bare write; prints the ratio."),
+    "chaos": ("signoff.cli._chaos:chaos", "SIGKILL real workers; count duplicates and losses."),
+    "demo": ("signoff.cli._demo:demo", "Walk through the seed scenario and each refusal."),
+    "dev-token": ("signoff.cli._serve:dev_token", "Print a development JWT (demo/dev only)."),
+    "mcp": ("signoff.cli._agents:mcp_command", "Serve the MCP tools over stdio."),
+    "notify": ("signoff.cli._notify:notify", "Webhook and e-mail deliveries of audit events."),
+    "openapi": ("signoff.cli._openapi:openapi", "Print the OpenAPI document of the HTTP API."),
+    "reconcile": ("signoff.cli._reconcile:reconcile", "Settle stuck executions by lookup."),
+    "serve": ("signoff.cli._serve:serve", "Serve the HTTP API, the page and MCP."),
+    "tools": ("signoff.cli._agents:tools", "Print the tool definitions a model sees."),
 }
 
 
@@ -38,30 +48,55 @@ class LazyGroup(click.Group):
         return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        spec = LAZY_COMMANDS.get(cmd_name)
-        if spec is None:
+        entry = LAZY_COMMANDS.get(cmd_name)
+        if entry is None:
             return super().get_command(ctx, cmd_name)
-        module_name, _, attribute = spec.partition(":")
+        module_name, _, attribute = entry[0].partition(":")
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
         return command
 
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> NoReturn:
+        """Run, turning every failure into one line (see ``cli/_errors.py``); always exits."""
+        argv = list(sys.argv[1:] if args is None else args)
+        extra.pop("standalone_mode", None)
+        try:
+            status = super().main(argv, prog_name, standalone_mode=False, **extra)
+        except click.exceptions.Exit as done:
+            status = done.exit_code
+        except click.Abort:
+            click.echo("error [aborted]: interrupted — nothing further was done", err=True)
+            status = 130
+        except Exception as exc:
+            status = report(exc, debug=debug_requested(argv, dict(os.environ)))
+        sys.exit(status if isinstance(status, int) else 0)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List every command; lazy ones by their short help, without importing them."""
+        rows = []
+        for name in self.list_commands(ctx):
+            entry = LAZY_COMMANDS.get(name)
+            command = None if entry else super().get_command(ctx, name)
+            if entry is None and (command is None or command.hidden):
+                continue
+            rows.append((name, entry[1] if entry else command.get_short_help_str()))  # type: ignore[union-attr]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="signoff")
-def cli() -> None:
-    """Human confirmation for AI agents' write operations."""
-
-
-@cli.command()
 @click.option(
-    "--db", "db", default=None, help="SQLite file for the demo (default: a temporary one)."
+    "--debug", is_flag=True, expose_value=False, help="Print tracebacks (env SIGNOFF_DEBUG=1)."
 )
-def demo(db: str | None) -> None:
-    """Walk through the seed scenario: propose, preview, approve, execute, and each refusal."""
-    from signoff.cli._demo import run_demo
+def cli() -> None:
+    """Human confirmation for AI agents' write operations.
 
-    sys.exit(0 if run_demo(db) else 1)
+    Every failure is one line `error [code]: what happened — what to do`, exit 2
+    (1 when a check ran and failed).
+    """
 
 
 @cli.group()
@@ -70,12 +105,13 @@ def audit() -> None:
 
 
 @audit.command("verify")
-@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=DEFAULT_DB, help=DB_HELP)
-def audit_verify(db: str) -> None:
+@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+def audit_verify(db: str | None) -> None:
     """Exit 0 when every tenant's chain is intact; otherwise name the first bad event."""
+    from signoff._paths import default_database_url
     from signoff.gate._gate import verify_audit
 
-    with open_existing_store(db) as store:
+    with open_existing_store(db or default_database_url()) as store:
         report = verify_audit(store)
     if report.ok:
         click.echo(f"audit chain intact: {report.events} events in {report.tenants} tenant chains")
@@ -86,16 +122,19 @@ def audit_verify(db: str) -> None:
 
 def open_existing_store(url: str) -> Store:
     """Open a store that must already hold a signoff schema; never create one by accident."""
+    from signoff._paths import is_postgres, redacted
     from signoff.store import open_store
 
-    is_postgres = url.startswith(("postgresql://", "postgres://"))
     path = url.removeprefix("sqlite:///").removeprefix("sqlite://")
-    if not is_postgres and not Path(path).is_file():
-        raise StoreError(f"no database file at {path}")
+    if not is_postgres(url) and not Path(path).is_file():
+        raise StoreError(f"no database file at {path} — check --db (or SIGNOFF_DATABASE_URL)")
     store = open_store(url, migrate=False)
     if store.schema_version() == 0:
         store.close()
-        raise StoreError(f"{url} holds no signoff schema; run `signoff db upgrade --db {url}`")
+        shown = redacted(url)
+        raise StoreError(
+            f"{shown} holds no signoff schema — run `signoff db upgrade --db {shown}` first"
+        )
     return store
 
 
@@ -105,20 +144,18 @@ def db() -> None:
 
 
 @db.command("upgrade")
-@click.option("--db", "url", envvar="SIGNOFF_DATABASE_URL", default=DEFAULT_DB, help=DB_HELP)
-def db_upgrade(url: str) -> None:
+@click.option("--db", "url", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+def db_upgrade(url: str | None) -> None:
     """Apply pending migrations; idempotent; refuses a schema newer than this signoff."""
+    from signoff._paths import default_database_url
     from signoff.store import open_store
 
-    with open_store(url, migrate=False) as store:
+    with open_store(url or default_database_url(), migrate=False) as store:
         before = store.schema_version()
         after = store.migrate()
     click.echo(f"schema version {before} -> {after}")
 
 
-def main() -> None:
-    try:
-        cli(standalone_mode=True)
-    except SignoffError as exc:
-        click.echo(f"error [{exc.code}]: {exc.message}", err=True)
-        sys.exit(2)
+def main(args: Sequence[str] | None = None) -> None:
+    """The console script: every failure one line, exit 2; tracebacks only with --debug."""
+    cli.main(args, prog_name="signoff")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import inspect
 import json
 import signal
 import threading
@@ -15,50 +15,20 @@ from typing import Any
 import click
 
 from signoff._directory import RoleDirectory
+from signoff._paths import default_database_url, demo_shop_file
+from signoff._references import build_from_reference, call_factory, import_reference
 from signoff.catalog._catalog import Catalog
+from signoff.cli._checks import check_writable
+from signoff.exceptions import InvalidReference
 from signoff.gate._gate import Gate
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._reconciler import ReconcileLoop
 from signoff.store import open_store
 
-DEFAULT_DB = "signoff.db"
-SHOP_SUFFIX = ".shop.sqlite"
-
-
-def load_object(reference: str, option: str) -> Any:
-    """``package.module:attr`` (``attr`` may be dotted); a callable is called with no arguments."""
-    module_name, _, attr = reference.partition(":")
-    if not module_name or not attr:
-        raise click.BadParameter(f"expected MODULE:ATTR, got {reference!r}", param_hint=option)
-    try:
-        value: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise click.BadParameter(
-            f"cannot import {module_name!r}: {exc}", param_hint=option
-        ) from exc
-    for part in attr.split("."):
-        try:
-            value = getattr(value, part)
-        except AttributeError:
-            raise click.BadParameter(
-                f"{module_name!r} has no {attr!r}", param_hint=option
-            ) from None
-    if callable(value) and not isinstance(value, Catalog) and not hasattr(value, "holds_role"):
-        try:
-            value = value()
-        except Exception as exc:  # the user's factory: report it as a bad option value
-            message = f"calling {reference} failed: {type(exc).__name__}: {exc}"
-            raise click.BadParameter(message, param_hint=option) from exc
-    return value
-
 
 def demo_shop_location(db: str, shop: str | None) -> str:
-    """The demo shop next to a SQLite database (``<db>.shop.sqlite``), or ``--demo-shop``."""
-    if shop is not None:
-        return shop
-    if db.startswith(("postgresql://", "postgres://")):
-        raise click.UsageError("--demo with a PostgreSQL --db needs --demo-shop LOCATION")
-    return db.removeprefix("sqlite:///").removeprefix("sqlite://") + SHOP_SUFFIX
+    """``--demo-shop``, or where ``serve --demo`` keeps it (next to SQLite, else the data dir)."""
+    return shop if shop is not None else demo_shop_file(db)
 
 
 @contextmanager
@@ -68,10 +38,7 @@ def open_catalog(
     if demo == (catalog_ref is not None):
         raise click.UsageError("name the tools to reconcile: --demo or --catalog MODULE:ATTR")
     if catalog_ref is not None:
-        catalog = load_object(catalog_ref, "--catalog")
-        if not isinstance(catalog, Catalog):
-            raise click.BadParameter("must name a signoff.Catalog", param_hint="--catalog")
-        yield catalog
+        yield build_from_reference(catalog_ref, "--catalog", Catalog, "a signoff.Catalog")
         return
     from signoff.demo import DemoShop, demo_catalog
 
@@ -85,9 +52,13 @@ def open_catalog(
 def load_directory(reference: str | None) -> RoleDirectory | None:
     if reference is None:
         return None
-    directory = load_object(reference, "--directory")
+    directory = import_reference(reference, "--directory")
+    if inspect.isclass(directory) or not callable(getattr(directory, "holds_role", None)):
+        directory = call_factory(directory, reference, "--directory", "a RoleDirectory")
     if not callable(getattr(directory, "holds_role", None)):
-        raise click.BadParameter("must name a RoleDirectory", param_hint="--directory")
+        raise InvalidReference(
+            f"--directory: {reference} has no holds_role method — name a RoleDirectory"
+        )
     return directory  # type: ignore[no-any-return]
 
 
@@ -107,9 +78,9 @@ def _printer(as_json: bool) -> Any:
 @click.option(
     "--db",
     envvar="SIGNOFF_DATABASE_URL",
-    default=DEFAULT_DB,
-    show_default=True,
-    help="Database URL or SQLite path (env SIGNOFF_DATABASE_URL).",
+    default=None,
+    help="Database URL or SQLite path (env SIGNOFF_DATABASE_URL) "
+    "[default: signoff.db in the data directory].",
 )
 @click.option("--once", is_flag=True, help="One pass over what is stuck now, then exit.")
 @click.option(
@@ -147,6 +118,7 @@ def _printer(as_json: bool) -> Any:
 @click.option(
     "--catalog",
     "catalog_ref",
+    envvar="SIGNOFF_CATALOG",
     metavar="MODULE:ATTR",
     help="Your tools: a signoff.Catalog, or a callable returning one.",
 )
@@ -165,7 +137,7 @@ def _printer(as_json: bool) -> Any:
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per handled execution.")
 def reconcile(
-    db: str,
+    db: str | None,
     once: bool,
     older_than: float,
     interval: float,
@@ -184,8 +156,10 @@ def reconcile(
     succeeded, failed_terminal, another attempt with the same request key, or
     needs_attention.
     """  # fmt: skip
+    db = db or default_database_url()
     with ExitStack() as stack:
         store = stack.enter_context(open_store(db))
+        check_writable(store, db)
         catalog = stack.enter_context(
             open_catalog(db, demo=demo, shop=shop, catalog_ref=catalog_ref)
         )

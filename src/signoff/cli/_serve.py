@@ -10,19 +10,30 @@ from typing import Any
 
 import click
 
+from signoff.cli._settings_help import settings_epilog
 from signoff.http._settings import ENV_PREFIX, Settings, SettingsError, load_settings
 
 CONFIG_HELP = "TOML file with a [signoff] table (flags > SIGNOFF_* env > this file)."
 MAX_TTL_SECONDS = 7 * 24 * 3600
 
 
-@click.command()
+@click.command(epilog=settings_epilog())
 @click.option("--db", "database_url", default=None, help="Database URL or SQLite path.")
 @click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="Port to bind (default 8000).")
 @click.option("--workers", type=int, default=None, help="Worker processes (default 1).")
 @click.option("--demo", is_flag=True, default=None, help="Demo shop, seeded data, dev keys.")
-@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
+@click.option(
+    "--catalog", default=None, metavar="MODULE:FACTORY", help="Your tools (a signoff.Catalog)."
+)
+@click.option(
+    "--config",
+    "config",
+    envvar="SIGNOFF_CONFIG",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help=CONFIG_HELP + " Env SIGNOFF_CONFIG.",
+)
 @click.option("--log-level", default=None, help="critical|error|warning|info|debug")
 @click.option(
     "--public-url",
@@ -40,19 +51,18 @@ def serve(config: str | None, **flags: Any) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
     import uvicorn
 
+    from signoff.cli._checks import check_port_free
+
     settings = _settings(flags, config)
-    try:
-        _prepare(settings)
-    except SettingsError as exc:
-        raise click.ClickException(str(exc)) from exc
+    _prepare(settings)
+    check_port_free(settings.host, settings.port)
     # Workers are separate processes: hand them the same settings through the environment.
     for name, value in flags.items():
         if value is not None:
             os.environ[ENV_PREFIX + name.upper()] = str(value)
     if config is not None:
         os.environ["SIGNOFF_CONFIG"] = str(Path(config).resolve())
-    if settings.demo:
-        _demo_banner(settings)
+    _start_banner(settings)
     uvicorn.run(
         "signoff.http._app:app_from_environment",
         factory=True,
@@ -69,9 +79,7 @@ def serve(config: str | None, **flags: Any) -> None:
 @click.option("--tenant", required=True, help="The tenant (JWT tenant).")
 @click.option("--role", "roles", multiple=True, help="A role; repeat for several.")
 @click.option("--act", "actor", default=None, help="The agent acting for --sub (JWT act.sub).")
-@click.option(
-    "--client", default=None, help="The client system the token is issued to (JWT azp)."
-)
+@click.option("--client", default=None, help="The client system the token is issued to (JWT azp).")
 @click.option("--ttl", type=click.IntRange(1, MAX_TTL_SECONDS), default=3600, show_default=True)
 @click.option("--demo", is_flag=True, default=None, help="Use the demo server's development key.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=CONFIG_HELP)
@@ -90,36 +98,31 @@ def dev_token(
 
     settings = _settings({"demo": demo}, config, check=False)
     if not settings.development:
-        raise click.ClickException(
-            "dev-token refuses outside demo or development mode "
-            "(use --demo, or SIGNOFF_ENVIRONMENT=development with SIGNOFF_JWT_HS256_SECRET)"
+        raise SettingsError(
+            "dev-token refuses outside demo or development mode — use --demo, or "
+            "SIGNOFF_ENVIRONMENT=development with SIGNOFF_JWT_HS256_SECRET"
         )
-    try:
-        token = mint_dev_token(
-            settings,
-            subject=subject,
-            tenant=tenant,
-            roles=roles,
-            actor=actor,
-            client=client,
-            ttl_seconds=ttl,
-            now=datetime.now(UTC),
-        )
-    except SettingsError as exc:
-        raise click.ClickException(str(exc)) from exc
+    token = mint_dev_token(
+        settings,
+        subject=subject,
+        tenant=tenant,
+        roles=roles,
+        actor=actor,
+        client=client,
+        ttl_seconds=ttl,
+        now=datetime.now(UTC),
+    )
     click.echo(token)
 
 
 def _settings(flags: dict[str, Any], config: str | None, *, check: bool = True) -> Settings:
-    try:
-        settings = load_settings(flags, env=os.environ, config=config)
-        return settings.check() if check else settings
-    except SettingsError as exc:
-        raise click.ClickException(str(exc)) from exc
+    settings = load_settings(flags, env=os.environ, config=config)
+    return settings.check() if check else settings
 
 
 def _prepare(settings: Settings) -> None:
-    """Check keys and catalog, migrate (and seed the demo shop) once, before any worker starts."""
+    """Keys, catalog, migrations, a write to the store (and the demo shop), before any worker."""
+    from signoff.cli._checks import check_writable
     from signoff.http._app import load_catalog, open_demo
     from signoff.http._auth import Authenticator
     from signoff.store import open_store
@@ -127,9 +130,19 @@ def _prepare(settings: Settings) -> None:
     Authenticator.from_settings(settings)
     if not settings.demo:
         load_catalog(settings)
-    open_store(settings.database_url).close()
+    with open_store(settings.database_url) as store:
+        check_writable(store, settings.database_url)
     if settings.demo:
         open_demo(settings).shop.close()
+
+
+def _start_banner(settings: Settings) -> None:
+    from signoff._paths import redacted
+
+    click.echo(f"signoff: store {redacted(settings.database_url)}", err=True)
+    if settings.demo:
+        _demo_banner(settings)
+    sys.stderr.flush()
 
 
 def _demo_banner(settings: Settings) -> None:
@@ -143,4 +156,3 @@ def _demo_banner(settings: Settings) -> None:
         f"  confirmation page: {base}/ui/ (sign in as a demo user)",
         err=True,
     )
-    sys.stderr.flush()

@@ -7,16 +7,16 @@ problem+json in ``_problems``. Extensions attach through ``_extras``.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from functools import partial
-from pathlib import Path
 
 from fastapi import FastAPI
 
 from signoff import __version__
+from signoff._paths import demo_shop_file
+from signoff._references import build_from_reference
 from signoff.catalog._catalog import Catalog
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.gate._gate import Gate
@@ -136,11 +136,8 @@ async def _reconciling(gate: Gate, settings: Settings) -> AsyncIterator[None]:
 
 
 def demo_shop_path(database_url: str) -> str:
-    """The demo shop lives next to a SQLite database, or in the working directory."""
-    if database_url.startswith(("postgresql://", "postgres://")):
-        return "signoff-demo.shop.sqlite"
-    path = database_url.removeprefix("sqlite:///").removeprefix("sqlite://")
-    return f"{Path(path)}.shop.sqlite"
+    """The demo shop lives next to a SQLite database, or in the data directory."""
+    return demo_shop_file(database_url)
 
 
 def open_demo(settings: Settings) -> DemoObjects:
@@ -150,16 +147,12 @@ def open_demo(settings: Settings) -> DemoObjects:
 
 
 def load_catalog(settings: Settings) -> Catalog:
-    """Import ``module:factory`` and call it; it must return a Catalog."""
-    spec = settings.catalog or ""
-    module_name, _, attribute = spec.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise SettingsError(f"cannot import the catalog factory {spec!r}: {exc}") from exc
-    catalog = factory()
-    if not isinstance(catalog, Catalog):
-        raise SettingsError(f"{spec} returned {type(catalog).__name__}, not a signoff.Catalog")
+    """``SIGNOFF_CATALOG``: a Catalog, or a no-argument factory returning one."""
+    if settings.catalog is None:
+        raise SettingsError("SIGNOFF_CATALOG (module:factory) is required outside --demo")
+    catalog: Catalog = build_from_reference(
+        settings.catalog, "SIGNOFF_CATALOG", Catalog, "a signoff.Catalog"
+    )
     return catalog
 
 

@@ -25,7 +25,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from signoff.exceptions import SignoffError
+from signoff._paths import default_database_url
+from signoff.exceptions import ConfigurationError
 from signoff.http._settings_values import (
     PUBLIC_ALGORITHMS,
     PublicKey,
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 
-class SettingsError(SignoffError, ValueError):
+class SettingsError(ConfigurationError, ValueError):
     """The configuration is incomplete or contradictory; the server does not start."""
 
     code = "invalid_settings"
@@ -75,7 +76,10 @@ class Settings(BaseSettings):
         env_prefix=ENV_PREFIX, extra="forbid", frozen=True, validate_default=True, strict=False
     )
 
-    database_url: Text = Field("signoff.db", description="Database URL or SQLite path.")
+    database_url: Text = Field(
+        default_factory=default_database_url,
+        description="Database URL (postgresql://…) or SQLite path.",
+    )
     host: Text = Field("127.0.0.1", description="Interface to bind.")
     port: Annotated[int, Field(ge=0, le=65535)] = Field(8000, description="Port to bind.")
     workers: Annotated[int, Field(ge=1)] = Field(1, description="Worker processes.")

@@ -15,22 +15,31 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from signoff.exceptions import InvalidDatabaseUrl, MissingExtra, StoreUnavailable
+
 try:
     import psycopg
     from psycopg import IsolationLevel
+    from psycopg.conninfo import conninfo_to_dict
     from psycopg_pool import ConnectionPool, PoolTimeout
-except ImportError as missing:  # pragma: no cover - depends on how signoff was installed
-    raise ImportError("PostgreSQL support needs: pip install 'signoff[postgres]'") from missing
-
-from signoff.exceptions import StoreUnavailable
+except ImportError as missing:  # depends on how signoff was installed
+    raise MissingExtra(
+        f"PostgreSQL support is not installed ({missing}) — pip install 'signoff[postgres]'"
+    ) from missing
 
 SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-CONNECT_TIMEOUT_S = 10
+# One attempt, a few seconds: a wrong host, port, role or database is reported at once.
+CONNECT_TIMEOUT_S = 5
+URL_HINT = "write postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?schema=NAME]"
 
 
 def split_schema(url: str) -> tuple[str, str | None]:
     """``postgresql://…?schema=x`` → (the URL without it, ``"x"``)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parses the port, raising for a bad one
+    except ValueError as exc:
+        raise InvalidDatabaseUrl(f"cannot parse the PostgreSQL URL: {exc} — {URL_HINT}") from None
     query = parse_qsl(parts.query, keep_blank_values=True)
     schemas = [value for key, value in query if key == "schema"]
     rest = urlencode([(key, value) for key, value in query if key != "schema"])
@@ -52,7 +61,14 @@ class PostgresConnections:
         conninfo, url_schema = split_schema(url)
         self.schema = schema or url_schema
         if self.schema is not None and not SCHEMA_NAME.fullmatch(self.schema):
-            raise ValueError(f"schema name {self.schema!r} is not a plain lower-case identifier")
+            raise InvalidDatabaseUrl(
+                f"schema name {self.schema!r} is not a plain lower-case identifier — "
+                "use letters, digits and _ (e.g. ?schema=signoff)"
+            )
+        try:
+            conninfo_to_dict(conninfo)
+        except psycopg.ProgrammingError as exc:
+            raise InvalidDatabaseUrl(f"{_cause(exc)} — {URL_HINT}") from None
         self._conninfo = conninfo
         self._sizes = (min_size, max_size)
         self._timeout = timeout
@@ -69,6 +85,7 @@ class PostgresConnections:
         with self._lock:
             if self._pool is None or self._pid != os.getpid():
                 self._pid = os.getpid()
+                self._probe()
                 self._pool = ConnectionPool(
                     self._conninfo,
                     min_size=self._sizes[0],
@@ -80,6 +97,16 @@ class PostgresConnections:
                     open=True,
                 )
             return self._pool
+
+    def _probe(self) -> None:
+        """One direct connection before the pool opens: fail fast, with libpq's reason."""
+        try:
+            psycopg.connect(self._conninfo, connect_timeout=CONNECT_TIMEOUT_S).close()
+        except psycopg.Error as exc:
+            raise StoreUnavailable(
+                f"cannot connect to PostgreSQL: {_cause(exc)} — check the host, port, role, "
+                "password, database and sslmode in --db (or SIGNOFF_DATABASE_URL)"
+            ) from exc
 
     @contextmanager
     def transaction(
@@ -117,3 +144,9 @@ class PostgresConnections:
             mine = self._pid == os.getpid()
         if pool is not None and mine:
             pool.close()
+
+
+def _cause(exc: BaseException) -> str:
+    """libpq's message on one line, without the connection string it may echo."""
+    text = " ".join(str(exc).split())
+    return text.removeprefix("connection failed: ")

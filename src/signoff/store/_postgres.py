@@ -15,15 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-try:
-    import psycopg
-    from psycopg import IsolationLevel, sql
-except ImportError as missing:  # pragma: no cover - depends on how signoff was installed
-    raise ImportError("PostgreSQL support needs: pip install 'signoff[postgres]'") from missing
+# _pgconn first: without the [postgres] extra it raises MissingExtra, naming the fix.
+from signoff.store._pgconn import PostgresConnections, split_schema  # isort: skip
+
+import psycopg
+from psycopg import IsolationLevel, sql
 
 from signoff.store._base import Store
 from signoff.store._migrations import apply_migrations, schema_version_in
-from signoff.store._pgconn import PostgresConnections, split_schema
 from signoff.store._sql import Dialect, SqlTransaction
 
 POSTGRESQL = Dialect(
