@@ -35,6 +35,7 @@
         ├── ClarificationNeeded       arguments ambiguous; ask the person    (422)
         ├── RetypeMismatch            re-typed key value differs from preview (422)
         ├── IdempotencyKeyReused      same key, different payload            (422)
+        ├── RateLimited               too many proposals from one agent      (429)
         └── OutcomeUnknown            provider answer lost; look up, never re-run (503)
 
 Each class carries a stable machine ``code``; the HTTP status is a hint for the
@@ -215,3 +216,10 @@ class InvalidToken(Forbidden):
     """The token is unknown: never issued, mistyped, or forged."""
 
     code = "invalid_token"
+
+
+class RateLimited(Refusal):
+    """Too many proposals from one agent; ``retry_after_seconds`` says when to try again."""
+
+    code = "rate_limited"
+    status = 429

@@ -36,6 +36,12 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
 )
 @click.option("--log-level", default=None, help="critical|error|warning|info|debug")
 @click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default=None,
+    help="text (default) or json: one object per line with the request id.",
+)
+@click.option(
     "--public-url",
     default=None,
     help="Where people reach this server, for confirmation links (e.g. behind a proxy).",
@@ -51,6 +57,7 @@ def serve(config: str | None, **flags: Any) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
     import uvicorn
 
+    from signoff._logging import logging_config
     from signoff.cli._checks import check_port_free
 
     settings = _settings(flags, config)
@@ -70,6 +77,8 @@ def serve(config: str | None, **flags: Any) -> None:
         port=settings.port,
         workers=settings.workers,
         log_level=settings.log_level,
+        log_config=logging_config(settings.log_level, settings.log_format),
+        access_log=False,  # signoff logs each request itself, with its request id
         server_header=False,
     )
 

@@ -23,11 +23,14 @@ from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
 from signoff.http import _audit, _deliveries, _demo, _executions, _proposals, _system
 from signoff.http._auth import Authenticator
+from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
+from signoff.http._rate_limit import ProposalRateLimit
+from signoff.http._request_log import RequestContext
 from signoff.http._settings import Settings, SettingsError
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.store import open_store
@@ -58,11 +61,17 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=_lifespan,
+        docs_url=None,  # served from local assets by install_docs, never a CDN
+        redoc_url=None,
     )
     app.state.signoff = state
+    state.rate_limit = ProposalRateLimit(
+        settings.proposal_rate_limit, storage=settings.rate_limit_storage
+    )
     install_problem_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    app.add_middleware(RequestContext)
     for module in (_system, _proposals, _executions, _audit, _deliveries):
         app.include_router(module.router)
     if state.demo is not None:
@@ -70,6 +79,7 @@ def create_app(
     for extra in default_extras() if extras is None else extras:
         extra(app, state)
     install_openapi(app)
+    install_docs(app)
     return app
 
 
@@ -167,6 +177,9 @@ def app_from_environment() -> FastAPI:
     """
     import os
 
+    from signoff._logging import configure_logging
     from signoff.http._settings import load_settings
 
-    return create_app(load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV)))
+    settings = load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV))
+    configure_logging(settings.log_level, settings.log_format)
+    return create_app(settings)

@@ -64,3 +64,13 @@ async def idempotency_key(
 State = Annotated[AppState, Depends(app_state)]
 Caller = Annotated[Principal, Depends(current_principal)]
 IdempotencyKey = Annotated[str, Depends(idempotency_key)]
+
+
+async def rate_limited_caller(caller: Caller, state: State) -> Principal:
+    """The caller, once counted against its proposal rate limit (``http/_rate_limit.py``)."""
+    if state.rate_limit is not None:
+        state.rate_limit.check(caller)
+    return caller
+
+
+ProposingCaller = Annotated[Principal, Depends(rate_limited_caller)]

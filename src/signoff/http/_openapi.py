@@ -23,6 +23,7 @@ _DESCRIPTIONS = {
     404: "No such resource in the caller's tenant",
     409: "State or version conflict, expired, consumed, revoked, or key in flight",
     422: "Clarification needed, re-typed value differs, or Idempotency-Key reused",
+    429: "Too many proposals from this agent; wait Retry-After seconds",
     503: "Store or provider unavailable and no outcome is known; ask for the status",
 }
 _HEADERS: dict[int, dict[str, Any]] = {

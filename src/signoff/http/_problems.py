@@ -109,6 +109,8 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
         headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
     if status == 503:
         headers["Retry-After"] = "1"
+    if isinstance(exc.details.get("retry_after_seconds"), int):
+        headers["Retry-After"] = str(exc.details["retry_after_seconds"])
     if exc.status < 500 or isinstance(exc, StoreUnavailable | OutcomeUnknown):
         return problem(
             status,

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Response
 
 from signoff._model import Decision, DecisionKind, ProposalStatus, ReasonCode
-from signoff.http._deps import Caller, IdempotencyKey, State
+from signoff.http._deps import Caller, IdempotencyKey, ProposingCaller, State
 from signoff.http._openapi import problems
 from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest
 from signoff.http._views import ConfirmationTokenView, DecisionView, ProposalList, ProposalView
@@ -21,11 +21,11 @@ ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
     status_code=201,
     operation_id="createProposal",
     response_model=ProposalView,
-    responses=problems(400, 401, 403, 404, 422),
+    responses=problems(400, 401, 403, 404, 422, 429),
     summary="Freeze a write request into a proposal awaiting confirmation",
 )
 async def propose(
-    body: ProposeRequest, caller: Caller, state: State, response: Response
+    body: ProposeRequest, caller: ProposingCaller, state: State, response: Response
 ) -> ProposalView:
     """422 ``clarification_needed`` carries the question to ask the person."""
     proposal = await state.agate.propose(

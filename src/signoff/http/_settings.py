@@ -33,6 +33,7 @@ from signoff.http._settings_values import (
     lower,
     parse_key,
     parse_public_keys,
+    parse_rate,
     parse_url,
 )
 
@@ -118,6 +119,15 @@ class Settings(BaseSettings):
     )
     reconcile_older_than_seconds: Seconds = Field(
         60, description="Executions untouched this long are reconciled."
+    )
+    log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
+        "text", description="`json`: one JSON object per line, with the request id."
+    )
+    proposal_rate_limit: Annotated[str | None, BeforeValidator(parse_rate)] = Field(
+        "600/minute", description="Proposals per agent and tenant, e.g. `60/minute`; `off`."
+    )
+    rate_limit_storage: Text = Field(
+        "memory://", description="Where the limit is counted (`limits` storage URI)."
     )
 
     ALIASES: ClassVar[dict[str, str]] = {"db": "database_url", "database": "database_url"}

@@ -87,3 +87,16 @@ def _public_alg(value: Any) -> str:
     if value not in PUBLIC_ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(PUBLIC_ALGORITHMS)}, got {value!r}")
     return str(value)
+
+
+def parse_rate(value: Any) -> str | None:
+    """A `limits` rate such as ``600/minute`` or ``10 per second``; ``off``/``0``/empty: none."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "0", "off")):
+        return None
+    from limits import parse
+
+    try:
+        parse(str(value))
+    except ValueError as exc:
+        raise ValueError(f"a rate like 60/minute is required, got {value!r}") from exc
+    return str(value).strip()

@@ -18,6 +18,7 @@ from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
 from signoff.http._auth import Authenticator
 from signoff.http._metrics import Metrics
+from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._settings import Settings
 
 LifespanFactory = Callable[[], AbstractAsyncContextManager[None]]
@@ -42,6 +43,8 @@ class AppState:
     """Async context managers entered while the server runs (e.g. an MCP session manager)."""
     closers: list[Callable[[], None]] = field(default_factory=list)
     """What the app opened itself and closes at shutdown (never a gate passed in)."""
+    rate_limit: ProposalRateLimit | None = None
+    """Per-agent proposal limit (``SIGNOFF_PROPOSAL_RATE_LIMIT``); None: unlimited."""
     agate: AsyncGate = field(init=False)
     """``gate`` for async handlers: each call runs in a bounded worker thread."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from signoff._request_context import with_request_id
 from signoff.audit._chain import GENESIS, AuditEvent, event_hash
 from signoff.store._sqlbase import SqlBase, _dump
 
@@ -34,7 +35,7 @@ class AuditQueries(SqlBase):
             assert head is not None
         seq, prev = head
         seq += 1
-        payload = _dump(data)
+        payload = _dump(with_request_id(data))
         digest = event_hash(
             tenant=tenant,
             seq=seq,
