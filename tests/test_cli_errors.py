@@ -94,7 +94,6 @@ READ_ONLY = [
     ("bench", "--db", "{ro}", "--flows", "2", "--workers", "1"),
     ("serve", "--demo", "--db", "{ro}", "--port", "0"),
     ("reconcile", "--demo", "--db", "{ro}", "--once"),
-    ("chaos", "--db", "{ro}", "--kills", "1"),
 ]
 
 
