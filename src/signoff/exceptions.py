@@ -83,7 +83,7 @@ class StoreError(SignoffError):
     code = "store_error"
 
 
-class InvalidDatabaseUrl(StoreError):
+class InvalidDatabaseUrl(StoreError, ValueError):
     code = "invalid_database_url"
 
 
