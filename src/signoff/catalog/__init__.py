@@ -1,1 +1,1 @@
-"""Declaring write tools: arguments, policy, preview, provider."""
+"""Declaring write tools: arguments, policy, preview, provider (docs/TOOLS.md)."""

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from signoff.catalog._schema import strict_json_schema
-from signoff.catalog._tool import StrictArgs, WriteTool
-from signoff.catalog._types import SideEffect
+from signoff.catalog._checks import check_tool
+from signoff.catalog._tool import WriteTool
 from signoff.exceptions import CatalogError, UnknownTool
 
 AnyTool = WriteTool[Any]
@@ -23,18 +22,12 @@ class Catalog:
             self.register(tool)
 
     def register(self, tool: AnyTool) -> None:
-        name = getattr(tool, "name", None)
-        if not isinstance(name, str) or not name.isidentifier():
-            raise CatalogError(f"tool name must be an identifier, got {name!r}")
-        if name in self._tools:
-            raise CatalogError(f"tool {name!r} is already registered")
-        if not isinstance(getattr(tool, "side_effect", None), SideEffect):
-            raise CatalogError(f"tool {name!r} must declare side_effect explicitly")
-        model = getattr(tool, "args_model", None)
-        if not (isinstance(model, type) and issubclass(model, StrictArgs)):
-            raise CatalogError(f"tool {name!r}: args_model must subclass signoff.StrictArgs")
-        self._schemas[name] = strict_json_schema(model)
-        self._tools[name] = tool
+        """Check the declaration (docs/TOOLS.md) and add the tool; a mistake is a CatalogError."""
+        schema = check_tool(tool)
+        if tool.name in self._tools:
+            raise CatalogError(f"tool {tool.name!r} is already registered")
+        self._schemas[tool.name] = schema
+        self._tools[tool.name] = tool
 
     def get(self, name: str) -> AnyTool:
         try:

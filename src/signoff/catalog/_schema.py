@@ -13,8 +13,10 @@ from signoff.exceptions import CatalogError
 def strict_json_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
     """Every object closed, every property required, optional ones nullable.
 
-    A field with a non-null default cannot be expressed in strict mode and is
-    refused at declaration time rather than silently changed.
+    An argument with a default would be published as required (strict mode has
+    no optional properties) yet parsed as optional: it is refused at declaration
+    time, so the schema a model sees and the parser always agree. An optional
+    argument is ``X | None`` without a default; the model sends ``null``.
     """
     schema = copy.deepcopy(model.model_json_schema(mode="validation"))
     _tighten(schema, path=model.__name__)
@@ -33,21 +35,15 @@ def _tighten(node: Any, *, path: str) -> None:
     if node.get("type") == "object" or "properties" in node:
         properties: dict[str, Any] = node.get("properties", {})
         required = set(node.get("required", []))
-        for prop, sub in properties.items():
-            if prop not in required and not _nullable(sub):
+        for prop in properties:
+            if prop not in required:
                 raise CatalogError(
-                    f"{path}.{prop} is optional but not nullable; strict schemas need "
-                    "every property required, optional ones as `X | None`"
+                    f"{path}.{prop} has a default; strict arguments are all required: "
+                    f"declare it `{prop}: X | None` without a default (the model sends null)"
                 )
-            sub.pop("default", None)
         node["required"] = list(properties)
         node["additionalProperties"] = False
     for key, value in node.items():
         if key != "$defs":
             _tighten(value, path=path)
 
-
-def _nullable(sub: dict[str, Any]) -> bool:
-    if sub.get("type") == "null":
-        return True
-    return any(isinstance(o, dict) and o.get("type") == "null" for o in sub.get("anyOf", []))

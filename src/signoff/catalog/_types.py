@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,11 +26,17 @@ class RiskLevel(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Risk:
+    """How dangerous the operation is, and why, in words a person reads on the page."""
+
     level: RiskLevel
     reasons: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"level": self.level.value, "reasons": list(self.reasons)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Risk:
+        return cls(RiskLevel(data["level"]), tuple(data.get("reasons") or ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +87,69 @@ class ResourceState:
     beneficiary: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class PreviewField:
+    """One argument as the person sees it: its label, machine value and display value.
+
+    ``display_value`` defaults to the machine value as text (``—`` for ``None``).
+    ``unit`` says what the machine value counts, for numbers whose unit is not in
+    the display (money in minor units: ``"fen (1/100 CNY)"``); the page shows a note
+    for each field that has one, and none otherwise.
+    """
+
     name: str
     label: str
     machine_value: Any
     display_value: str
+    unit: str | None
+
+    def __init__(
+        self,
+        name: str,
+        label: str,
+        machine_value: Any,
+        display_value: str | None = None,
+        *,
+        unit: str | None = None,
+    ) -> None:
+        shown = display_text(machine_value) if display_value is None else display_value
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "machine_value", machine_value)
+        object.__setattr__(self, "display_value", shown)
+        object.__setattr__(self, "unit", unit)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "name": self.name,
+            "label": self.label,
+            "machine_value": self.machine_value,
+            "display_value": self.display_value,
+        }
+        return data if self.unit is None else {**data, "unit": self.unit}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PreviewField:
+        return cls(
+            data["name"],
+            data["label"],
+            data["machine_value"],
+            data["display_value"],
+            unit=data.get("unit"),
+        )
+
+
+def display_text(value: Any) -> str:
+    """A machine value as a person reads it when the tool gives no display value."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return ", ".join(display_text(item) for item in value)
+    return str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,24 +164,31 @@ class Preview:
     external_reach: str = ""
     facts: tuple[str, ...] = ()
 
+    def field(self, name: str) -> PreviewField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "title": self.title,
             "description": self.description,
-            "fields": [
-                {
-                    "name": f.name,
-                    "label": f.label,
-                    "machine_value": f.machine_value,
-                    "display_value": f.display_value,
-                }
-                for f in self.fields
-            ],
+            "fields": [f.to_dict() for f in self.fields],
             "impact": self.impact,
             "reversibility": self.reversibility,
             "external_reach": self.external_reach,
             "facts": list(self.facts),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Preview:
+        return cls(
+            title=data["title"],
+            description=data["description"],
+            fields=tuple(PreviewField.from_dict(f) for f in data.get("fields") or ()),
+            impact=data["impact"],
+            reversibility=data["reversibility"],
+            external_reach=data.get("external_reach") or "",
+            facts=tuple(data.get("facts") or ()),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,15 +17,12 @@ from typing import Annotated
 
 from pydantic import Field
 
-from signoff._canonical import resource_set_digest
-from signoff._model import Principal
-from signoff.catalog._tool import StrictArgs, WriteTool
-from signoff.catalog._types import (
-    ApprovalPolicy,
+from signoff import (
     LookupOutcome,
     NotFoundAtProvider,
     Preview,
     PreviewField,
+    Principal,
     ProviderOutcome,
     ProviderTimeout,
     ResourceState,
@@ -33,13 +30,23 @@ from signoff.catalog._types import (
     Risk,
     RiskLevel,
     SideEffect,
+    StrictArgs,
     Succeeded,
     TerminalFailure,
+    WriteTool,
+    resource_set_digest,
 )
 from signoff.demo._db import ShopConnection
 from signoff.demo._provider import FaultMode, _pop_fault, _refund
 from signoff.demo._shop import DemoShop
-from signoff.demo._tool import APPROVER_ROLE, CURRENCIES, SUPPORT_ROLE, format_money
+from signoff.demo._tool import (
+    APPROVER_ROLE,
+    CURRENCIES,
+    SUPPORT_ROLE,
+    RefundOrder,
+    format_money,
+    minor_unit,
+)
 from signoff.exceptions import Forbidden, InvalidArguments
 
 _BATCHES_TABLE = """CREATE TABLE IF NOT EXISTS refund_batches (
@@ -75,8 +82,9 @@ class RefundCustomerOrders(WriteTool[BatchRefundArgs]):
     version = "1"
     description = "Refund the same amount on each order of one customer, as one batch."
     side_effect = SideEffect.EXTERNAL
-    args_model = BatchRefundArgs
     ttl = timedelta(minutes=10)
+    approver_role = APPROVER_ROLE
+    reject_reasons = RefundOrder.reject_reasons
 
     def __init__(self, shop: DemoShop) -> None:
         self.shop = shop
@@ -132,11 +140,17 @@ class RefundCustomerOrders(WriteTool[BatchRefundArgs]):
             title=f"Refund {each} on each of {count} orders of {args.customer} ({total})",
             description=self.description,
             fields=(
-                PreviewField("customer", "Customer", args.customer, args.customer),
-                PreviewField("amount_minor", "Amount per order", args.amount_minor, each),
-                PreviewField("currency", "Currency", args.currency, args.currency),
-                PreviewField("max_orders", "At most", args.max_orders, str(args.max_orders)),
-                PreviewField("reason", "Reason", args.reason, args.reason or "—"),
+                PreviewField("customer", "Customer", args.customer),
+                PreviewField(
+                    "amount_minor",
+                    "Amount per order",
+                    args.amount_minor,
+                    each,
+                    unit=minor_unit(args.currency),
+                ),
+                PreviewField("currency", "Currency", args.currency),
+                PreviewField("max_orders", "At most", args.max_orders),
+                PreviewField("reason", "Reason", args.reason),
             ),
             impact=f"{count} refunds, {total} in all, to the customer's payment method.",
             reversibility="Irreversible: the money leaves the merchant account.",
@@ -149,9 +163,6 @@ class RefundCustomerOrders(WriteTool[BatchRefundArgs]):
 
     def risk(self, args: BatchRefundArgs, state: ResourceState) -> Risk:
         return Risk(RiskLevel.HIGH, ("several refunds at once",))
-
-    def policy(self, args: BatchRefundArgs, state: ResourceState, risk: Risk) -> ApprovalPolicy:
-        return ApprovalPolicy(role=APPROVER_ROLE)
 
     def execute(
         self, args: BatchRefundArgs, request_key: str, expected: ResourceState

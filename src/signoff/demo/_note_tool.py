@@ -13,21 +13,21 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from signoff._model import Principal
-from signoff.catalog._tool import StrictArgs, WriteTool
-from signoff.catalog._types import (
-    ApprovalPolicy,
+from signoff import (
     LookupOutcome,
     NotFoundAtProvider,
     Preview,
     PreviewField,
+    Principal,
     ProviderOutcome,
     ResourceState,
     Risk,
     RiskLevel,
     SideEffect,
+    StrictArgs,
     Succeeded,
     TerminalFailure,
+    WriteTool,
 )
 from signoff.demo._shop import DemoShop
 from signoff.exceptions import Forbidden, NotFound
@@ -67,8 +67,11 @@ class AddOrderNote(WriteTool[NoteArgs]):
     version = "1"
     description = "Add a note to an order; support staff read it. Nothing else changes."
     side_effect = SideEffect.REVERSIBLE
-    args_model = NoteArgs
     ttl = timedelta(minutes=10)
+    # The customer the agent acts for confirms their own note, in the agent client if it can.
+    requester_confirms = True
+    in_band = True
+    reject_reasons = ("wrong_target", "wrong_words")
 
     def __init__(self, shop: DemoShop) -> None:
         self.shop = shop
@@ -92,8 +95,8 @@ class AddOrderNote(WriteTool[NoteArgs]):
             title=f"Add a note to order {args.order_id}",
             description=self.description,
             fields=(
-                PreviewField("order_id", "Order", args.order_id, args.order_id),
-                PreviewField("note", "Note", args.note, args.note),
+                PreviewField("order_id", "Order", args.order_id),
+                PreviewField("note", "Note", args.note),
             ),
             impact="Support staff will see this note on the order.",
             reversibility="Reversible: staff can remove the note.",
@@ -102,9 +105,6 @@ class AddOrderNote(WriteTool[NoteArgs]):
 
     def risk(self, args: NoteArgs, state: ResourceState) -> Risk:
         return Risk(RiskLevel.LOW, ("an internal note; no money or data leaves",))
-
-    def policy(self, args: NoteArgs, state: ResourceState, risk: Risk) -> ApprovalPolicy:
-        return ApprovalPolicy(requester_confirms=True, in_band=True)
 
     def execute(self, args: NoteArgs, request_key: str, expected: ResourceState) -> ProviderOutcome:
         tenant = expected.summary["tenant"]

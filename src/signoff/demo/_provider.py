@@ -12,7 +12,7 @@ import enum
 import uuid
 from dataclasses import dataclass
 
-from signoff.catalog._types import (
+from signoff import (
     NotFoundAtProvider,
     ProviderOutcome,
     ProviderTimeout,

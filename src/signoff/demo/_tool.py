@@ -7,20 +7,21 @@ from typing import Annotated
 
 from pydantic import Field
 
-from signoff._model import Principal
-from signoff.catalog._catalog import Catalog
-from signoff.catalog._tool import StrictArgs, WriteTool
-from signoff.catalog._types import (
+from signoff import (
     ApprovalPolicy,
+    Catalog,
     Clarification,
     LookupOutcome,
     Preview,
     PreviewField,
+    Principal,
     ProviderOutcome,
     ResourceState,
     Risk,
     RiskLevel,
     SideEffect,
+    StrictArgs,
+    WriteTool,
 )
 from signoff.demo._provider import RefundProvider
 from signoff.demo._shop import DemoShop
@@ -51,6 +52,12 @@ class RefundArgs(StrictArgs):
     reason: Annotated[str | None, Field(max_length=500, description="Why the customer is refunded")]
 
 
+def minor_unit(currency: str) -> str:
+    """What one unit of an amount in minor units is, e.g. ``1/100 CNY``."""
+    exponent, _, _ = CURRENCIES[currency]
+    return currency if exponent == 0 else f"1/{10**exponent} {currency}"
+
+
 def format_money(amount_minor: int, currency: str) -> str:
     exponent, symbol, _ = CURRENCIES[currency]
     if exponent == 0:
@@ -64,8 +71,9 @@ class RefundOrder(WriteTool[RefundArgs]):
     version = "1"
     description = "Refund money to the customer who paid for an order."
     side_effect = SideEffect.EXTERNAL
-    args_model = RefundArgs
     ttl = timedelta(minutes=10)
+    approver_role = APPROVER_ROLE
+    reject_reasons = ("wrong_amount", "wrong_target", "policy", "suspicious")
 
     def __init__(self, shop: DemoShop, provider: RefundProvider | None = None) -> None:
         self.shop = shop
@@ -116,17 +124,20 @@ class RefundOrder(WriteTool[RefundArgs]):
         paid = format_money(state.summary["payable_minor"], args.currency)
         before = format_money(state.summary["refunded_minor"], args.currency)
         after = format_money(state.summary["refunded_minor"] + args.amount_minor, args.currency)
-        _, _, currency_name = CURRENCIES[args.currency]
+        currency = args.currency
+        _, _, currency_name = CURRENCIES[currency]
         return Preview(
             title=f"Refund {money} on order {args.order_id}",
             description=self.description,
             fields=(
-                PreviewField("order_id", "Order", args.order_id, args.order_id),
-                PreviewField("amount_minor", "Amount", args.amount_minor, money),
+                PreviewField("order_id", "Order", args.order_id),
+                PreviewField(
+                    "amount_minor", "Amount", args.amount_minor, money, unit=minor_unit(currency)
+                ),
                 PreviewField(
                     "currency", "Currency", args.currency, f"{args.currency} ({currency_name})"
                 ),
-                PreviewField("reason", "Reason", args.reason, args.reason or "—"),
+                PreviewField("reason", "Reason", args.reason),
             ),
             impact=f"Refunded on this order goes from {before} to {after} of {paid} paid.",
             reversibility="Irreversible: the money leaves the merchant account.",
@@ -140,12 +151,9 @@ class RefundOrder(WriteTool[RefundArgs]):
         return Risk(RiskLevel.MEDIUM, ("money leaves the company",))
 
     def policy(self, args: RefundArgs, state: ResourceState, risk: Risk) -> ApprovalPolicy:
+        """A high-risk refund asks the approver to re-type the amount."""
         high = risk.level is RiskLevel.HIGH
-        return ApprovalPolicy(
-            role=APPROVER_ROLE,
-            approvals=1,
-            retype=("amount_minor",) if high else (),
-        )
+        return ApprovalPolicy(role=APPROVER_ROLE, retype=("amount_minor",) if high else ())
 
     def execute(
         self, args: RefundArgs, request_key: str, expected: ResourceState
