@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from signoff import ProposalStatus
+from signoff import Preview, ProposalStatus, Risk, RiskLevel
 from signoff.exceptions import (
     ClarificationNeeded,
     Forbidden,
@@ -28,8 +30,9 @@ def test_proposal_snapshot_and_preview(world: World) -> None:
     assert proposal.arguments == REFUND
     assert proposal.state_version == "1"
     assert proposal.resource_id == "order:ord_1001"
-    amount = next(f for f in proposal.preview["fields"] if f["name"] == "amount_minor")
-    assert (amount["machine_value"], amount["display_value"]) == (19900, "¥199.00")
+    amount = proposal.preview.field("amount_minor")
+    assert amount is not None and amount.unit == "1/100 CNY"
+    assert (amount.machine_value, amount.display_value) == (19900, "¥199.00")
     assert proposal.expires_at - proposal.created_at == world.gate.catalog.get("refund_order").ttl
     stored = world.gate.proposal(AGENT, proposal.proposal_id)
     assert stored == proposal
@@ -88,3 +91,49 @@ def test_rationale_is_stored_verbatim_as_untrusted_text(world: World) -> None:
         AGENT, "refund_order", REFUND, rationale="<script>alert(1)</script> approve me"
     )
     assert proposal.rationale == "<script>alert(1)</script> approve me"
+
+
+def test_risk_and_preview_come_back_typed_and_are_stored_as_before(world: World) -> None:
+    """In process: the Risk and Preview the tool returned; in the store: the same JSON as ever."""
+    proposal = world.propose()
+    assert proposal.risk == Risk(RiskLevel.MEDIUM, ("money leaves the company",))
+    assert isinstance(proposal.preview, Preview)
+    assert proposal.preview.title == "Refund ¥199.00 on order ord_1001"
+    with world.store.read() as tx:
+        risk, preview = tx.run(
+            "SELECT risk, preview FROM proposals WHERE proposal_id = ?", (proposal.proposal_id,)
+        ).fetchone()
+    assert json.loads(risk) == {"level": "medium", "reasons": ["money leaves the company"]}
+    stored = json.loads(preview)
+    assert stored["fields"][0] == {
+        "name": "order_id",
+        "label": "Order",
+        "machine_value": "ord_1001",
+        "display_value": "ord_1001",
+    }
+    assert stored["fields"][1]["unit"] == "1/100 CNY"
+    assert world.gate.proposal(AGENT, proposal.proposal_id).preview == proposal.preview
+
+
+def test_the_request_key_names_no_resource(world: World) -> None:
+    """tool:tenant:action_id — the order id (or a recipient) never reaches the provider's key."""
+    proposal = world.propose()
+    assert proposal.request_key == f"refund_order:acme:{proposal.action_id}"
+    assert "ord_1001" not in proposal.request_key
+    world.gate.execute(AGENT, proposal.proposal_id, world.approve(proposal))
+    entry = world.provider.ledger("acme")[0]
+    assert (entry.order_id, entry.request_key) == ("ord_1001", proposal.request_key)
+
+
+def test_existing_executions_keep_their_request_key(world: World) -> None:
+    """A proposal stored with the old key form executes and reconciles under that key."""
+    proposal = world.propose()
+    old_key = f"refund_order:acme:order:ord_1001:{proposal.action_id}"
+    with world.store.transaction() as tx:
+        tx.run(
+            "UPDATE proposals SET request_key = ? WHERE proposal_id = ?",
+            (old_key, proposal.proposal_id),
+        )
+    result = world.gate.execute(AGENT, proposal.proposal_id, world.approve(proposal))
+    assert result.execution.request_key == old_key
+    assert [e.request_key for e in world.provider.ledger("acme")] == [old_key]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from signoff.catalog._types import Preview, Risk
 
 PAGE_SURFACE = "page"
 """The surface name of the confirmation page; no identity token may claim it as its client."""
@@ -135,9 +138,9 @@ class Proposal:
     resource_id: str
     state_version: str
     state: dict[str, Any]
-    risk: dict[str, Any]
+    risk: Risk
     policy: dict[str, Any]
-    preview: dict[str, Any]
+    preview: Preview
     rationale: str | None
     request_key: str
     status: ProposalStatus

@@ -15,7 +15,7 @@ NOTE = {"order_id": "ord_1001", "note": "Ring twice."}
 def test_policy_is_in_band_and_the_customer_confirms(world: World) -> None:
     """Low risk, reversible, requester_confirms and in_band; no role needed."""
     proposal = world.gate.propose(AGENT, "add_order_note", NOTE)
-    assert proposal.risk["level"] == "low"
+    assert proposal.risk.level == "low"
     assert proposal.policy["in_band"] is True
     assert proposal.policy["requester_confirms"] is True
     assert proposal.policy["role"] is None

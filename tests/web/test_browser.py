@@ -158,7 +158,7 @@ def test_approve_then_the_receipt_once_the_agent_executes(live: Live, page: Page
         "console", lambda m: violations.append(m.text) if "Content Security" in m.text else None
     )
     sign_in(page, live, "alice")
-    page.get_by_role("link", name=proposal.preview["title"]).first.click()
+    page.get_by_role("link", name=proposal.preview.title).first.click()
     assert page.get_by_role("heading", level=1).inner_text() == "Refund ¥199.00 on order ord_1001"
     page.get_by_role("button", name="Approve").click()
     page.wait_for_url(re.compile(r"/result$"))
@@ -295,7 +295,7 @@ def test_another_tenants_proposal_id_is_404(live: Live, page: Page) -> None:
     sign_in(page, live, "gina")
     response = page.goto(live.url(proposal))
     assert response is not None and response.status == 404
-    assert proposal.preview["title"] not in page.content()
+    assert proposal.preview.title not in page.content()
 
 
 def test_high_risk_retype_mismatch_is_refused(live: Live, page: Page) -> None:

@@ -21,7 +21,7 @@ CUSTOMER = Principal("u_42", "acme")
 def test_inbox_lists_what_this_person_may_decide(pages: Pages) -> None:
     """The approver sees the refund; no-role, auditor, requester and other tenant do not."""
     refund = pages.propose()
-    title = refund.preview["title"]
+    title = refund.preview.title
     pages.sign_in(APPROVER)
     assert title in pages.client.get("/ui/inbox").text
     for someone in (NO_ROLE, AUDITOR, CUSTOMER, OTHER_TENANT):
@@ -35,9 +35,9 @@ def test_requester_confirms_their_own_note(pages: Pages) -> None:
         AGENT, "add_order_note", {"order_id": "ord_1002", "note": "call back"}
     )
     pages.sign_in(CUSTOMER)
-    assert note.preview["title"] in pages.client.get("/ui/inbox").text
+    assert note.preview.title in pages.client.get("/ui/inbox").text
     pages.sign_in(APPROVER)
-    assert note.preview["title"] not in pages.client.get("/ui/inbox").text
+    assert note.preview.title not in pages.client.get("/ui/inbox").text
 
 
 def test_detail_shows_every_value_the_gate_will_use(pages: Pages) -> None:
@@ -45,15 +45,15 @@ def test_detail_shows_every_value_the_gate_will_use(pages: Pages) -> None:
     proposal = pages.propose(rationale="customer says it arrived broken")
     pages.sign_in(APPROVER)
     html = pages.client.get(f"/ui/proposals/{proposal.proposal_id}").text
-    for field in proposal.preview["fields"]:
-        assert field["display_value"] in html
+    for field in proposal.preview.fields:
+        assert field.display_value in html
     for expected in (
         "¥199.00",
         "<code>19900</code>",
         "<code>&#34;CNY&#34;</code>",
         "order:ord_1001",
-        proposal.preview["impact"],
-        proposal.preview["reversibility"],
+        proposal.preview.impact,
+        proposal.preview.reversibility,
         "medium risk",
         "refund_approver",
         "agent:support-bot",
@@ -106,7 +106,7 @@ def test_approve_then_receipt_after_the_agent_executes(pages: Pages) -> None:
     result = pages.client.get(response.headers["location"]).text
     assert "Receipt" in result and proposal.request_key in result and token not in result
     assert pages.world.ledger_amounts() == [("ord_1001", 19900)]
-    assert proposal.preview["title"] in pages.client.get("/ui/history").text
+    assert proposal.preview.title in pages.client.get("/ui/history").text
 
 
 def test_reject_needs_a_reason_code_and_never_runs(pages: Pages) -> None:
@@ -199,7 +199,7 @@ def test_another_tenants_proposal_is_not_found(pages: Pages) -> None:
     theirs = pages.client.get(f"/ui/proposals/{proposal.proposal_id}")
     missing = pages.client.get("/ui/proposals/prop_does_not_exist")
     assert theirs.status_code == missing.status_code == 404
-    assert proposal.preview["title"] not in theirs.text
+    assert proposal.preview.title not in theirs.text
     assert pages.client.get(f"/ui/proposals/{proposal.proposal_id}/result").status_code == 404
     assert pages.client.get("/ui/proposals/" + "x" * 300).status_code == 404
 

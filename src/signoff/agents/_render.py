@@ -49,8 +49,8 @@ def proposal_payload(
         "tool": proposal.tool,
         "arguments": proposal.arguments,
         "args_digest": proposal.args_digest,
-        "preview": proposal.preview,
-        "risk": proposal.risk,
+        "preview": proposal.preview.to_dict(),
+        "risk": proposal.risk.to_dict(),
         "approval": proposal.policy,
         "approvals": [
             {

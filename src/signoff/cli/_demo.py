@@ -204,16 +204,16 @@ def _ledger(demo: _Demo, store: SQLiteStore) -> None:
 
 def _preview_table(proposal: Proposal) -> Table:
     preview = proposal.preview
-    table = Table(title=preview["title"], show_header=True)
+    table = Table(title=preview.title, show_header=True)
     table.add_column("field")
     table.add_column("shown as")
     table.add_column("machine value")
-    for entry in preview["fields"]:
-        table.add_row(entry["label"], entry["display_value"], repr(entry["machine_value"]))
+    for entry in preview.fields:
+        table.add_row(entry.label, entry.display_value, repr(entry.machine_value))
     table.add_section()
-    table.add_row("Impact", preview["impact"], "")
-    table.add_row("Reversibility", preview["reversibility"], "")
-    table.add_row("Risk", proposal.risk["level"], "")
+    table.add_row("Impact", preview.impact, "")
+    table.add_row("Reversibility", preview.reversibility, "")
+    table.add_row("Risk", proposal.risk.level.value, "")
     table.add_row("Approver role", str(proposal.required_role), "")
     table.add_row("Expires", f"{proposal.expires_at:%Y-%m-%d %H:%M:%S} UTC", "")
     table.add_row("Model's rationale (untrusted)", str(proposal.rationale), "")

@@ -285,12 +285,12 @@ def _decision_data(
 def _check_retyped(proposal: Proposal, decision: Decision) -> None:
     fields = proposal.policy.get("retype") or []
     typed = decision.retyped or {}
-    shown = {f["name"]: f for f in proposal.preview.get("fields", [])}
     for name in fields:
         entry = typed.get(name)
         accepted = {str(proposal.arguments.get(name))}
-        if name in shown:
-            accepted.add(str(shown[name]["display_value"]))
+        shown = proposal.preview.field(name)
+        if shown is not None:
+            accepted.add(shown.display_value)
         if entry is None or entry.strip() not in accepted:
             raise RetypeMismatch(
                 f"re-type the value of {name!r} exactly as shown to approve",

@@ -10,7 +10,7 @@ from typing import Any
 from signoff._canonical import args_digest
 from signoff._clock import to_micros
 from signoff._model import Principal, Proposal, ProposalStatus
-from signoff.catalog._types import Clarification
+from signoff.catalog._types import Clarification, Preview
 from signoff.exceptions import ClarificationNeeded, InvalidRequest
 from signoff.gate._context import GateContext, log
 from signoff.store._sql import SqlTransaction
@@ -52,11 +52,13 @@ def propose(
         resource_id=state.resource_id,
         state_version=state.version,
         state={"summary": state.summary, "beneficiary": state.beneficiary},
-        risk=risk.to_dict(),
+        risk=risk,
         policy=policy.to_dict(),
-        preview=preview.to_dict(),
+        # As the store gives it back: JSON values, lists as tuples.
+        preview=Preview.from_dict(json.loads(json.dumps(preview.to_dict()))),
         rationale=rationale,
-        request_key=f"{tool.name}:{principal.tenant}:{state.resource_id}:{action_id}",
+        # Handed to the provider and kept in receipts: no resource id, which may name a person.
+        request_key=f"{tool.name}:{principal.tenant}:{action_id}",
         status=ProposalStatus.AWAITING_CONFIRMATION,
         version=1,
         created_at=now,
@@ -77,9 +79,9 @@ def propose(
                 "args_digest": proposal.args_digest,
                 "resource_id": proposal.resource_id,
                 "state_version": proposal.state_version,
-                "risk": proposal.risk["level"],
+                "risk": proposal.risk.level.value,
                 "policy": proposal.policy,
-                "preview_digest": _digest_of(proposal.preview),
+                "preview_digest": _digest_of(proposal.preview.to_dict()),
                 "expires_at": to_micros(proposal.expires_at),
             },
         )

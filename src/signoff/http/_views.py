@@ -90,8 +90,8 @@ class ProposalView(View):
             arguments=proposal.arguments,
             args_digest=proposal.args_digest,
             resource=proposal.resource_id,
-            preview=PreviewView.model_validate(proposal.preview),
-            risk=RiskView.model_validate(proposal.risk),
+            preview=PreviewView.model_validate(proposal.preview.to_dict()),
+            risk=RiskView.model_validate(proposal.risk.to_dict()),
             required_role=proposal.required_role,
             retype=list(proposal.policy.get("retype") or []),
             requester=RequesterView(

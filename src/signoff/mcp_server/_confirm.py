@@ -24,6 +24,7 @@ from mcp_types import (
 
 from signoff._model import Decision, DecisionKind, Principal, Proposal, ReasonCode
 from signoff.agents._service import AgentTools, ToolOutput
+from signoff.catalog._types import RiskLevel
 from signoff.exceptions import ArgsMismatch, SignoffError
 
 Channel = Literal["form", "url"]
@@ -62,7 +63,7 @@ def in_band_allowed(proposal: Proposal) -> bool:
     return (
         bool(policy.get("in_band"))
         and not policy.get("retype")
-        and proposal.risk.get("level") == "low"
+        and proposal.risk.level is RiskLevel.LOW
     )
 
 
@@ -118,7 +119,7 @@ def form_params(proposal: Proposal) -> ElicitRequestFormParams:
 def url_params(proposal: Proposal, url: str) -> ElicitRequestURLParams:
     return ElicitRequestURLParams(
         message=(
-            f"{proposal.preview.get('title', proposal.tool)}: a person entitled to approve must "
+            f"{proposal.preview.title}: a person entitled to approve must "
             "open this page, sign in and confirm. Nothing happens until then."
         ),
         url=url,
@@ -202,11 +203,11 @@ def _describe(
 
 def _message(proposal: Proposal) -> str:
     preview = proposal.preview
-    lines = [f"Confirm: {preview.get('title', proposal.tool)}"]
-    lines += [f"  {f['label']}: {f['display_value']}" for f in preview.get("fields", [])]
+    lines = [f"Confirm: {preview.title}"]
+    lines += [f"  {f.label}: {f.display_value}" for f in preview.fields]
     lines += [
-        f"Impact: {preview.get('impact', '')}",
-        f"Reversibility: {preview.get('reversibility', '')}",
+        f"Impact: {preview.impact}",
+        f"Reversibility: {preview.reversibility}",
         f"Requested by {proposal.requester_actor or proposal.requester_subject} for "
         f"{proposal.requester_subject}; expires {proposal.expires_at.isoformat()}.",
         f"Proposal {proposal.proposal_id}, digest {proposal.args_digest[:16]}…",

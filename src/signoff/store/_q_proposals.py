@@ -13,6 +13,7 @@ from signoff._model import (
     Proposal,
     ProposalStatus,
 )
+from signoff.catalog._types import Preview, Risk
 from signoff.store._sqlbase import SqlBase, _dump
 
 _PROPOSAL_COLUMNS = (
@@ -44,9 +45,9 @@ class ProposalQueries(SqlBase):
                 p.resource_id,
                 p.state_version,
                 _dump(p.state),
-                _dump(p.risk),
+                _dump(p.risk.to_dict()),
                 _dump(p.policy),
-                _dump(p.preview),
+                _dump(p.preview.to_dict()),
                 p.rationale,
                 p.request_key,
                 p.status.value,
@@ -156,9 +157,9 @@ def _proposal(row: Sequence[Any], approvals: tuple[Approval, ...]) -> Proposal:
         resource_id=row[9],
         state_version=row[10],
         state=json.loads(row[11]),
-        risk=json.loads(row[12]),
+        risk=Risk.from_dict(json.loads(row[12])),
         policy=json.loads(row[13]),
-        preview=json.loads(row[14]),
+        preview=Preview.from_dict(json.loads(row[14])),
         rationale=row[15],
         request_key=row[16],
         status=ProposalStatus(row[17]),

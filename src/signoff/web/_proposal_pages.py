@@ -95,13 +95,12 @@ def detail_context(
 ) -> dict[str, Any]:
     gate = ui.app_state.gate
     awaiting = proposal.status is ProposalStatus.AWAITING_CONFIRMATION
-    fields = {f["name"]: f for f in proposal.preview.get("fields", [])}
     return {
         "p": proposal,
         "entitled": entitlement(proposal, principal),
         "state_now": current_state(gate, proposal),
         "outcome": None if awaiting else outcome(gate, principal, proposal),
-        "retype": [(name, fields.get(name, {}).get("label", name)) for name in _retype(proposal)],
+        "retype": [(name, _label(proposal, name)) for name in _retype(proposal)],
         "retype_error": retype_error,
         "idempotency_key": new_idempotency_key(),
         "reasons": REASON_LABELS,
@@ -110,3 +109,8 @@ def detail_context(
 
 def _retype(proposal: Proposal) -> list[str]:
     return [str(name) for name in proposal.policy.get("retype") or []]
+
+
+def _label(proposal: Proposal, name: str) -> str:
+    shown = proposal.preview.field(name)
+    return name if shown is None else shown.label
