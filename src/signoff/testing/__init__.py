@@ -6,6 +6,9 @@ run a mutation in it (:meth:`FaultHarness.on`), or crash it
 (:meth:`FaultHarness.crash_at`; :func:`kill_at` for a real ``kill -9`` in a
 subprocess). Then compare the execution records with what the provider did:
 :func:`check_exactly_once`. docs/ADAPTERS.md walks through it.
+
+:class:`FakeProvider` stands for a downstream service while you try or test a
+tool (docs/TOOLS.md): one effect per idempotency key, in a SQLite file.
 """
 
 from signoff.gate._hooks import HookPoint
@@ -30,16 +33,19 @@ from signoff.testing._harness import (
     Then,
     capture,
 )
+from signoff.testing._provider import FakeProvider, ProviderRecord
 
 __all__ = [
     "Crashed",
     "Effect",
     "EffectReport",
+    "FakeProvider",
     "FaultHarness",
     "HarnessTimeout",
     "HookPoint",
     "Outcome",
     "Pause",
+    "ProviderRecord",
     "Raised",
     "Reached",
     "Returned",
