@@ -18,16 +18,12 @@ import pytest
 from signoff import exceptions
 from signoff.client import SignoffClient
 from signoff.testing import FakeProvider
+from tests.docs_tool import python_blocks
 from tests.http.test_e2e_serve import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 40
 EMAIL = {"to": "kim@partner.example", "subject": "Invoice", "body": "Hello Kim,\n\nattached."}
-
-
-def python_blocks() -> list[str]:
-    text = (ROOT / "docs" / "TOOLS.md").read_text()
-    return [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
 
 
 @pytest.fixture

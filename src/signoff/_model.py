@@ -92,6 +92,8 @@ class DecisionKind(enum.StrEnum):
 
 
 class ReasonCode(enum.StrEnum):
+    """The usual reasons to reject; a tool offers its own set (``WriteTool.reject_reasons``)."""
+
     WRONG_AMOUNT = "wrong_amount"
     WRONG_TARGET = "wrong_target"
     POLICY = "policy"
@@ -105,7 +107,8 @@ class Decision:
 
     kind: DecisionKind
     expected_version: int
-    reason_code: ReasonCode | None = None
+    reason_code: str | None = None
+    """One of the tool's reject reasons (a :class:`ReasonCode` or the tool's own code)."""
     reason: str | None = None
     retyped: dict[str, str] | None = None
 

@@ -13,12 +13,14 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import uvicorn
+from fastapi import FastAPI
 from playwright.sync_api import (
     Browser,
     BrowserContext,
@@ -82,6 +84,13 @@ class Live:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     path = tmp_path_factory.mktemp("ui")
     app = create_app(Settings(demo=True, database_url=str(path / "signoff.db")))
+    with running(app) as base:
+        yield Live(base, state_of(app))
+
+
+@contextmanager
+def running(app: FastAPI) -> Iterator[str]:
+    """The app served by uvicorn in a thread on a free port; its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -94,11 +103,13 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
             ready.set()
             break
         ready.wait(0.05)
-    assert ready.is_set(), "the demo server did not start"
-    yield Live(f"http://127.0.0.1:{port}", state_of(app))
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    assert ready.is_set(), "the server did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -162,13 +173,13 @@ def test_approve_then_the_receipt_once_the_agent_executes(live: Live, page: Page
     assert page.get_by_role("heading", level=1).inner_text() == "Refund ¥199.00 on order ord_1001"
     page.get_by_role("button", name="Approve").click()
     page.wait_for_url(re.compile(r"/result$"))
-    assert "confirmed" in page.locator("#outcome-heading + p").inner_text()
+    assert "Confirmed" in page.locator("#outcome-heading + p").inner_text()
     token = live.state.gate.confirmation_token(AGENT, proposal.proposal_id)
     assert token not in page.content()
     live.state.gate.execute(AGENT, proposal.proposal_id, token)
     page.reload()
     receipt = page.locator("dl[aria-labelledby=receipt-heading]").inner_text()
-    assert "succeeded" in receipt and proposal.request_key in receipt and "alice" in receipt
+    assert "Succeeded" in receipt and proposal.request_key in receipt and "alice" in receipt
     assert live.ledger("ord_1001") == [19900]
     assert violations == []
 
@@ -305,6 +316,7 @@ def test_high_risk_retype_mismatch_is_refused(live: Live, page: Page) -> None:
     proposal = live.propose("ord_9100", 150_000)
     sign_in(page, live, "alice")
     page.goto(live.url(proposal))
+    assert page.get_by_role("button", name="Approve").inner_text() == "Approve ¥1,500.00"
     field = page.get_by_label(re.compile("Re-type the amount"))
     field.fill("1500")
     with page.expect_response(re.compile(r"/decision$")) as answer:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,6 +151,16 @@ def display_text(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(display_text(item) for item in value)
     return str(value)
+
+
+def typed_form(text: str) -> str:
+    """What re-typing compares: compatibility forms folded, every run of white space one space.
+
+    Applied to what the page displays and to what the person typed, so the
+    value a person reads (a line break shows as a break, not as ``\\n``) is
+    the value they may type.
+    """
+    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from signoff._model import (
     Proposal,
     ProposalStatus,
 )
+from signoff.catalog._types import typed_form
 from signoff.exceptions import (
     Expired,
     IdempotencyKeyReused,
@@ -23,6 +24,7 @@ from signoff.exceptions import (
     InvalidState,
     RetypeMismatch,
     SignoffError,
+    UnknownTool,
     VersionConflict,
 )
 from signoff.gate._context import (
@@ -57,7 +59,7 @@ def decide(
             "proposal_id": proposal_id,
             "decision": decision.kind.value,
             "expected_version": decision.expected_version,
-            "reason_code": decision.reason_code and decision.reason_code.value,
+            "reason_code": _code(decision),
             "reason": decision.reason,
             "retyped": decision.retyped,
         },
@@ -120,6 +122,7 @@ def _precheck(
         decision_step(proposal, principal, decision.kind, ctx.directory)
         if decision.kind is DecisionKind.APPROVE:
             _check_retyped(proposal, decision)
+        _check_reason(ctx, proposal, decision)
     except SignoffError:
         return None
     return proposal
@@ -214,11 +217,12 @@ def _record(
     step = decision_step(proposal, principal, decision.kind, ctx.directory)
     if decision.kind is DecisionKind.APPROVE:
         _check_retyped(proposal, decision)
+    _check_reason(ctx, proposal, decision)
     approval = Approval(
         approver=principal.subject,
         kind=decision.kind,
         step=step,
-        reason_code=decision.reason_code and decision.reason_code.value,
+        reason_code=_code(decision),
         reason=decision.reason,
         decided_at=from_micros(now),
     )
@@ -282,16 +286,36 @@ def _decision_data(
     }
 
 
+def _code(decision: Decision) -> str | None:
+    return None if decision.reason_code is None else str(decision.reason_code)
+
+
+def _check_reason(ctx: GateContext, proposal: Proposal, decision: Decision) -> None:
+    """A rejection gives one of the reasons the tool offers (``other`` always)."""
+    if decision.kind is not DecisionKind.REJECT or decision.reason_code is None:
+        return
+    try:
+        offered = ctx.catalog.get(proposal.tool).reasons()
+    except UnknownTool:
+        return  # the tool left the catalog: any well-formed code stands
+    if str(decision.reason_code) not in offered:
+        raise InvalidRequest(
+            f"reason_code must be one of {', '.join(offered)} for {proposal.tool}",
+            proposal_id=proposal.proposal_id,
+        )
+
+
 def _check_retyped(proposal: Proposal, decision: Decision) -> None:
+    """Each re-typed value equals what the page displays (or the machine value), as typed."""
     fields = proposal.policy.get("retype") or []
     typed = decision.retyped or {}
     for name in fields:
         entry = typed.get(name)
-        accepted = {str(proposal.arguments.get(name))}
+        accepted = {typed_form(str(proposal.arguments.get(name)))}
         shown = proposal.preview.field(name)
         if shown is not None:
-            accepted.add(shown.display_value)
-        if entry is None or entry.strip() not in accepted:
+            accepted.add(typed_form(shown.display_value))
+        if entry is None or typed_form(entry) not in accepted:
             raise RetypeMismatch(
                 f"re-type the value of {name!r} exactly as shown to approve",
                 proposal_id=proposal.proposal_id,

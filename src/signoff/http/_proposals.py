@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from signoff._model import Decision, DecisionKind, ProposalStatus, ReasonCode
+from signoff._model import Decision, DecisionKind, ProposalStatus
 from signoff.http._deps import Caller, IdempotencyKey, ProposingCaller, State
 from signoff.http._openapi import problems
 from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest
@@ -81,7 +81,7 @@ async def decide(
     decision = Decision(
         kind=DecisionKind(body.decision),
         expected_version=body.expected_version,
-        reason_code=None if body.reason_code is None else ReasonCode(body.reason_code),
+        reason_code=body.reason_code,
         reason=body.reason,
         retyped=None if body.retyped is None else dict(body.retyped),
     )

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReasonCodeName = Literal["wrong_amount", "wrong_target", "policy", "suspicious", "other"]
-"""The values of :class:`signoff.ReasonCode` (strict JSON bodies take plain strings)."""
+ReasonCodeName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
+"""One of the tool's reject reasons (``other`` always; the proposal's tool offers the rest)."""
 Id = Annotated[str, Field(min_length=1, max_length=128)]
 
 
@@ -26,7 +26,10 @@ class ProposeRequest(Body):
 class DecisionRequest(Body):
     decision: Literal["approve", "reject"]
     expected_version: Annotated[int, Field(ge=1, le=2**31, description="The version you saw")]
-    reason_code: ReasonCodeName | None = Field(default=None, description="Required to reject")
+    reason_code: ReasonCodeName | None = Field(
+        default=None,
+        description="Required to reject: one of the reasons the tool offers (`other` always)",
+    )
     reason: Annotated[str | None, Field(max_length=2000)] = None
     retyped: Annotated[
         dict[str, Annotated[str, Field(max_length=200)]] | None,

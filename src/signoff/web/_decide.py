@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from signoff._model import Decision, DecisionKind, DecisionResult, Principal, ReasonCode
+from signoff._model import Decision, DecisionKind, DecisionResult, Principal
 from signoff.exceptions import InvalidRequest, RetypeMismatch, SignoffError
 from signoff.web._forms import Form, posted_form
 from signoff.web._proposal_pages import detail_context, load
@@ -29,6 +29,7 @@ MAX_REASON = 2000
 MAX_RETYPED = 200
 _KEY = re.compile(r"^ui_[0-9a-f]{32}$")
 _VERSION = re.compile(r"^[1-9][0-9]{0,9}$")
+_REASON = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 
 @router.post("/proposals/{proposal_id}/decision")
@@ -68,12 +69,12 @@ def parse_decision(fields: Form) -> tuple[Decision, str]:
         return Decision(DecisionKind.APPROVE, int(version), retyped=retyped or None), key
     if kind == DecisionKind.REJECT.value:
         code = fields.get("reason_code", "")
-        if code not in {c.value for c in ReasonCode}:
+        if not _REASON.match(code):  # the gate checks it is one the tool offers
             raise InvalidRequest("choose a reason to reject")
         reason = fields.get("reason", "").strip()
         if len(reason) > MAX_REASON:
             raise InvalidRequest(f"the reason is longer than {MAX_REASON} characters")
-        return Decision(DecisionKind.REJECT, int(version), ReasonCode(code), reason or None), key
+        return Decision(DecisionKind.REJECT, int(version), code, reason or None), key
     raise InvalidRequest("the decision must be approve or reject")
 
 

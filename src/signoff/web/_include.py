@@ -10,6 +10,7 @@ from starlette.staticfiles import StaticFiles
 
 from signoff.http._state import AppState
 from signoff.web import _decide, _proposal_pages, _sign_in
+from signoff.web._errors import ErrorPages
 from signoff.web._headers import SecurityHeaders
 from signoff.web._identity import LoginProvider
 from signoff.web._ui import PREFIX, Ui
@@ -26,7 +27,10 @@ def install_ui(
     app: FastAPI, state: AppState, *, login_providers: Sequence[LoginProvider] = ()
 ) -> None:
     """The pages with OIDC login hooks: name a function calling this in ``EXTRAS``."""
-    app.state.signoff_ui = Ui.build(state, login_providers)
+    ui = Ui.build(state, login_providers)
+    app.state.signoff_ui = ui
+    # Added first, so the security headers (added next, outside it) cover the error pages too.
+    app.add_middleware(ErrorPages, ui=ui, prefix=PREFIX)
     app.add_middleware(SecurityHeaders, prefix=PREFIX)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")
     for module in (_sign_in, _proposal_pages, _decide):

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from signoff._model import Principal, Proposal, ProposalStatus, ReasonCode
+from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.exceptions import NotFound, SignoffError
 from signoff.web._refusals import refusal_page
 from signoff.web._ui import PREFIX, Ui, new_idempotency_key, signed_in
@@ -18,13 +18,6 @@ router = APIRouter(prefix=PREFIX, include_in_schema=False)
 MAX_ID = 128
 LIST_LIMIT = 200
 DECIDED = [s for s in ProposalStatus if s is not ProposalStatus.AWAITING_CONFIRMATION]
-REASON_LABELS = {
-    ReasonCode.WRONG_AMOUNT: "Wrong amount",
-    ReasonCode.WRONG_TARGET: "Wrong target (order, account, recipient)",
-    ReasonCode.POLICY: "Against policy",
-    ReasonCode.SUSPICIOUS: "Looks suspicious",
-    ReasonCode.OTHER: "Other (explain below)",
-}
 
 
 @router.get("/inbox")
@@ -95,16 +88,25 @@ def detail_context(
 ) -> dict[str, Any]:
     gate = ui.app_state.gate
     awaiting = proposal.status is ProposalStatus.AWAITING_CONFIRMATION
+    tool = gate.catalog.get(proposal.tool)
     return {
         "p": proposal,
         "entitled": entitlement(proposal, principal),
-        "state_now": current_state(gate, proposal),
+        "state_now": current_state(gate, proposal) if tool.reads_state() else None,
         "outcome": None if awaiting else outcome(gate, principal, proposal),
         "retype": [(name, _label(proposal, name)) for name in _retype(proposal)],
         "retype_error": retype_error,
         "idempotency_key": new_idempotency_key(),
-        "reasons": REASON_LABELS,
+        "reasons": tool.reasons(),
+        "units": [f for f in proposal.preview.fields if f.unit],
+        "approve_label": approve_label(proposal),
     }
+
+
+def approve_label(proposal: Proposal) -> str:
+    """The button restates the amount: the display value of the first field with a unit."""
+    counted = next((f for f in proposal.preview.fields if f.unit), None)
+    return "Approve" if counted is None else f"Approve {counted.display_value}"
 
 
 def _retype(proposal: Proposal) -> list[str]:

@@ -10,6 +10,7 @@ from what it says.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -17,9 +18,27 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
 TEMPLATES = Path(__file__).parent / "templates"
+# Status names as a person reads them; the machine name stays in the badge's class.
+STATUS_NAMES = {
+    "awaiting_confirmation": "Awaiting confirmation",
+    "declined": "Rejected",
+    "cancelled": "Cancelled",
+    "expired": "Expired",
+    "confirmed": "Confirmed",
+    "revoked": "Revoked",
+    "executing": "Running",
+    "prepared": "Prepared",
+    "running": "Running",
+    "succeeded": "Succeeded",
+    "failed_retryable": "Failed, can be retried",
+    "failed_terminal": "Failed",
+    "unknown": "Outcome unknown",
+    "needs_attention": "Needs a person to check",
+}
 
 
 def visible(text: object) -> str:
@@ -32,9 +51,25 @@ def visible(text: object) -> str:
     )
 
 
+def tokens(text: object) -> Markup:
+    """Escaped visible text with each run of non-space in its own box, so lines wrap between
+    tokens: an address or an id breaks only when it alone is wider than the line."""
+    parts = re.split(r"(\S+)", visible(text))
+    return Markup("").join(
+        Markup('<span class="tok">{}</span>').format(part) if i % 2 else escape(part)
+        for i, part in enumerate(parts)
+    )
+
+
 def machine(value: object) -> str:
     """The canonical value as JSON, exactly as the digest covers it."""
     return visible(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def human(status: object) -> str:
+    """A status (enum or its value) in words."""
+    value = str(getattr(status, "value", status))
+    return STATUS_NAMES.get(value, value.replace("_", " ").capitalize())
 
 
 def when(moment: datetime) -> str:
@@ -64,7 +99,9 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters.update(visible=visible, machine=machine, when=when)
+        self.env.filters.update(
+            visible=visible, tokens=tokens, machine=machine, when=when, human=human
+        )
         self.env.globals.update(remaining=remaining)
 
     def page(self, template: str, context: Mapping[str, Any], *, status: int = 200) -> HTMLResponse:
