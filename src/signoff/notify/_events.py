@@ -102,10 +102,10 @@ def notification(
         role = proposal.required_role
         data.update(
             tool=proposal.tool,
-            title=str(proposal.preview.get("title", proposal.tool)),
+            title=proposal.preview.title,
             proposal_status=proposal.status.value,
             required_role=role,
-            risk=proposal.risk.get("level"),
+            risk=proposal.risk.level.value,
             expires_at=proposal.expires_at.isoformat().replace("+00:00", "Z"),
             requester=proposal.requester_subject,
         )
