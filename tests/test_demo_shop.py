@@ -15,6 +15,7 @@ from signoff import (
     TerminalFailure,
 )
 from signoff.demo import DemoShop, FaultMode, RefundProvider
+from tests.conftest import World
 from tests.pg import fresh_schema
 
 STORES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
@@ -111,3 +112,12 @@ def test_timeout_before_reaching_the_provider_changes_nothing(shop: DemoShop) ->
         _refund(provider, "rk-1")
     assert isinstance(provider.lookup("rk-1"), NotFoundAtProvider)
     assert provider.ledger() == []
+
+
+def test_the_seeded_high_risk_order_of_the_screenshots(world: World) -> None:
+    """ord_9200 (¥3,000.00 paid) takes the README's ¥1,299.00 refund: high risk, re-typed."""
+    order = world.shop.order("acme", "ord_9200")
+    assert order is not None and (order.owner, order.payable) == ("u_42", 300_000)
+    proposal = world.propose(order_id="ord_9200", amount_minor=129_900)
+    assert proposal.preview.title == "Refund ¥1,299.00 on order ord_9200"
+    assert proposal.risk.level == "high" and proposal.policy["retype"] == ["amount_minor"]

@@ -91,7 +91,8 @@ def test_a_refund_page_notes_the_unit_and_restates_the_amount(pages: Pages) -> N
     proposal = pages.propose()
     pages.sign_in(Principal("alice", "acme", roles=frozenset({"refund_approver"})))
     page = detail(pages, proposal.proposal_id)
-    assert "<code>amount_minor</code> counts 1/100 CNY: <code>19900</code> is ¥199.00." in page
+    note = "<code>amount_minor</code> is in units of 1/100 CNY: <code>19900</code> is ¥199.00."
+    assert note in page
     assert ">Approve ¥199.00</button>" in page
     assert '<option value="wrong_amount">Wrong amount</option>' in page
     assert "Business state" in page

@@ -117,10 +117,16 @@ class DemoShop:
         self.db.close()
 
 
+HIGH_RISK_ORDER = "ord_9200"
+"""Seeded with ¥3,000.00 paid, so a refund of ¥1,000.00 or more (high risk) can be shown."""
+
+
 def seed_demo_orders(shop: DemoShop) -> None:
-    """acme: ord_1001…ord_1100, globex: ord_2001…ord_2010; each ¥199.00 paid by u_42."""
+    """acme: ord_1001…ord_1100 (¥199.00 each, paid by u_42) and ord_9200 (¥3,000.00, u_42);
+    globex: ord_2001…ord_2010 (¥199.00 each, paid by u_77). Seeding again changes nothing."""
     with shop.db.write() as conn:
         rows = [("acme", f"ord_{n}", "u_42", "CNY", 19900) for n in range(1001, 1101)]
+        rows.append(("acme", HIGH_RISK_ORDER, "u_42", "CNY", 300_000))
         rows += [("globex", f"ord_{n}", "u_77", "CNY", 19900) for n in range(2001, 2011)]
         conn.executemany(
             "INSERT INTO orders (tenant, order_id, owner, currency, payable) "
