@@ -57,20 +57,19 @@ def test_the_first_tool_in_process(first_tool: Path, monkeypatch: pytest.MonkeyP
 
 @pytest.fixture
 def served(first_tool: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    """`signoff serve` with SIGNOFF_CATALOG=first_tool:catalog, as the page shows it."""
+    """`signoff serve --catalog first_tool:catalog` in its directory, as the page shows it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
     env.update(
         SIGNOFF_ENVIRONMENT="development",
         SIGNOFF_JWT_ISSUER="dev-issuer",
         SIGNOFF_TOKEN_KEY=secrets.token_hex(32),
         SIGNOFF_JWT_HS256_SECRET=secrets.token_hex(32),
-        SIGNOFF_CATALOG="first_tool:catalog",
-        PYTHONPATH=os.pathsep.join([".", str(ROOT / "src")]),
+        PYTHONPATH=str(ROOT / "src"),  # signoff itself; first_tool.py is found in the directory
     )
     port = free_port()
-    command = [sys.executable, "-m", "signoff", "serve", "--db", "signoff.db"]
+    command = [sys.executable, "-m", "signoff", "serve", "--catalog", "first_tool:catalog"]
     process = subprocess.Popen(
-        [*command, "--port", str(port), "--log-level", "warning"],
+        [*command, "--db", "signoff.db", "--port", str(port), "--log-level", "warning"],
         cwd=first_tool,
         env=env,
         stdout=subprocess.PIPE,
