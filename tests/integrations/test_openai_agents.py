@@ -71,7 +71,7 @@ def test_request_then_a_person_confirms_then_the_agent_executes_once(
 
     first, second = asyncio.run(conversation())
     assert first == "waiting for a person: awaiting_confirmation"
-    assert second.startswith("done: refund_order:acme:order:ord_1001:")
+    assert second.startswith("done: refund_order:acme:act_")  # the request key
     assert world.ledger_amounts() == [("ord_1001", 19900)]
 
 
