@@ -4,7 +4,8 @@
     ├── CatalogError                  tool declared wrongly (a programming error)
     ├── ConfigurationError            nothing started: fix the configuration
     │   ├── InvalidReference          `module:attr` that cannot be imported or used
-    │   └── MissingExtra              an optional dependency is not installed
+    │   ├── MissingExtra              an optional dependency is not installed
+    │   └── InvalidIssuer             a trusted identity issuer is configured wrongly
     ├── StoreError                    storage problem
     │   ├── StoreUnavailable          store unreachable, no outcome known   (503)
     │   ├── SchemaTooNew              database written by a newer signoff
@@ -77,6 +78,12 @@ class InvalidReference(ConfigurationError):
 
 class MissingExtra(ConfigurationError):
     code = "missing_extra"
+
+
+class InvalidIssuer(ConfigurationError, ValueError):
+    """An identity issuer's settings (keys, claim mapping, sign-in client) are unusable."""
+
+    code = "invalid_issuer"
 
 
 class StoreError(SignoffError):

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from signoff import Principal
 from signoff.exceptions import NotAuthenticated
 from signoff.http import Authenticator, PublicKey, Settings, SettingsError, VerificationKey
-from signoff.http._auth import load_jwks
+from signoff.identity import load_jwks
 from tests.conftest import AGENT, OTHER_TENANT, World
 from tests.http.conftest import assert_problem, auth, make_app
 
@@ -62,7 +62,7 @@ def forge(header: dict[str, Any], payload: dict[str, Any], secret: bytes | None)
 
 
 def authenticator(*keys: VerificationKey) -> Authenticator:
-    return Authenticator(
+    return Authenticator.from_keys(
         keys or (VerificationKey(SECRET, "HS256"),), issuer=ISSUER, audience=AUDIENCE
     )
 
@@ -210,7 +210,7 @@ def test_pem_and_jwks_keys_load_from_settings(tmp_path: Path) -> None:
     jwks.write_text(json.dumps({"keys": [{**jwk, "kid": "ed-1", "use": "sig"}]}))
     settings = Settings(
         jwt_issuer=ISSUER,
-        jwt_public_keys=(PublicKey(pem, "RS256"),),
+        jwt_public_keys=(PublicKey(path=pem, algorithm="RS256"),),
         jwt_jwks_file=jwks,
     )
     auth = Authenticator.from_settings(settings)
@@ -225,7 +225,7 @@ def test_pem_key_of_the_wrong_type_is_a_settings_error(tmp_path: Path) -> None:
     pem.write_bytes(RSA_PUBLIC_PEM)
     with pytest.raises(SettingsError):
         Authenticator.from_settings(
-            Settings(jwt_issuer=ISSUER, jwt_public_keys=(PublicKey(pem, "EdDSA"),))
+            Settings(jwt_issuer=ISSUER, jwt_public_keys=(PublicKey(path=pem, algorithm="EdDSA"),))
         )
 
 

@@ -103,7 +103,7 @@ def dev_token(
     config: str | None,
 ) -> None:
     """Print a JWT signed with the development key; refused outside demo/development mode."""
-    from signoff.http._auth import mint_dev_token
+    from signoff.identity import mint_dev_token
 
     settings = _settings({"demo": demo}, config, check=False)
     if not settings.development:
@@ -133,7 +133,7 @@ def _prepare(settings: Settings) -> None:
     """Keys, catalog, migrations, a write to the store (and the demo shop), before any worker."""
     from signoff.cli._checks import check_writable
     from signoff.http._app import load_catalog, open_demo
-    from signoff.http._auth import Authenticator
+    from signoff.identity import Authenticator
     from signoff.store import open_store
 
     Authenticator.from_settings(settings)

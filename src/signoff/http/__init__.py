@@ -1,12 +1,12 @@
 """The HTTP API of ``signoff serve``: FastAPI, bearer JWT identity, problem+json errors."""
 
 from signoff.http._app import create_app, demo_shop_path, open_demo
-from signoff.http._auth import Authenticator, VerificationKey, mint_dev_token
 from signoff.http._deps import Caller, IdempotencyKey, State, app_state, current_principal
 from signoff.http._extras import Extra
 from signoff.http._problems import PROBLEM_MEDIA_TYPE, Problem, error_problem, problem
-from signoff.http._settings import PublicKey, Settings, SettingsError, load_settings
+from signoff.http._settings import Settings, SettingsError, load_settings
 from signoff.http._state import AppState, DemoObjects, state_of
+from signoff.identity import Authenticator, PublicKey, VerificationKey, mint_dev_token
 
 __all__ = [
     "PROBLEM_MEDIA_TYPE",

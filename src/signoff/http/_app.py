@@ -22,7 +22,6 @@ from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_order
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
 from signoff.http import _audit, _deliveries, _demo, _executions, _proposals, _system
-from signoff.http._auth import Authenticator
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
@@ -33,6 +32,7 @@ from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
 from signoff.http._settings import Settings, SettingsError
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
+from signoff.identity import Authenticator
 from signoff.store import open_store
 
 DESCRIPTION = """\

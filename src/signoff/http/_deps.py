@@ -36,7 +36,7 @@ async def current_principal(
     """The authenticated caller; identity comes from the bearer JWT only."""
     if credentials is None:
         raise NotAuthenticated("an Authorization: Bearer <JWT> header is required")
-    return state_of(request.app).authenticator.authenticate(credentials.credentials)
+    return await state_of(request.app).authenticator.authenticate_async(credentials.credentials)
 
 
 async def idempotency_key(

@@ -36,6 +36,13 @@ from signoff.http._settings_values import (
     parse_rate,
     parse_url,
 )
+from signoff.identity._config import (
+    IdentityConfig,
+    IssuerConfig,
+    identity_config,
+    issuer_config,
+    parse_issuers,
+)
 
 ENV_PREFIX = "SIGNOFF_"
 
@@ -63,7 +70,6 @@ class SettingsError(ConfigurationError, ValueError):
     """The configuration is incomplete or contradictory; the server does not start."""
 
     code = "invalid_settings"
-
 
 Text = Annotated[str, StringConstraints(min_length=1)]
 Key = Annotated[bytes | None, BeforeValidator(parse_key)]
@@ -105,6 +111,11 @@ class Settings(BaseSettings):
     ] = Field((), description="`ALG:path.pem[#kid],…` (RS256, PS256, ES256, EdDSA).")
     jwt_jwks_file: Path | None = Field(None, description="A JWK set file of public keys.")
     jwt_leeway_seconds: Seconds = Field(30, description="Clock leeway for `exp`/`nbf`.")
+    issuers: Annotated[tuple[IssuerConfig, ...], NoDecode, BeforeValidator(parse_issuers)] = Field(
+        (),
+        description="Trusted identity providers: `[[signoff.issuers]]` tables, or a JSON "
+        "array of them (docs/IDENTITY.md).",
+    )
     max_body_bytes: Annotated[int, Field(ge=1)] = Field(
         64 * 1024, description="Largest request body accepted."
     )
@@ -174,14 +185,39 @@ class Settings(BaseSettings):
         gaps = []
         if self.token_key is None and not self.demo:
             gaps.append(_MISSING["token_key"])
-        if self.jwt_issuer is None and not self.demo:
+        own_key = self._has_own_key()
+        if self.jwt_issuer is None and not self.demo and (own_key or not self.issuers):
             gaps.append(_MISSING["jwt_issuer"])
-        keys = self.effective_hs256_secret(), self.jwt_public_keys or None, self.jwt_jwks_file
-        if all(key is None for key in keys):
+        if not own_key and not self.issuers:
             gaps.append(_MISSING["jwt_key"])
         if self.catalog is None and not self.demo:
             gaps.append(_MISSING["catalog"])
         return gaps
+
+    def _has_own_key(self) -> bool:
+        keys = self.effective_hs256_secret(), self.jwt_public_keys or None, self.jwt_jwks_file
+        return any(key is not None for key in keys)
+
+    def identity_config(self) -> IdentityConfig:
+        """Trusted issuers: the ``jwt_*`` settings' one (if it has a key), then ``issuers``."""
+        own = []
+        if self._has_own_key():
+            own.append(
+                issuer_config(
+                    {
+                        "issuer": self.effective_issuer(),
+                        "audience": self.jwt_audience,
+                        "hs256_secret": self.effective_hs256_secret(),
+                        "public_keys": self.jwt_public_keys,
+                        "jwks_file": self.jwt_jwks_file,
+                        "leeway_seconds": self.jwt_leeway_seconds,
+                        "discovery": False,
+                    }
+                )
+            )
+        if not own and not self.issuers:
+            raise SettingsError(_MISSING["jwt_key"])
+        return identity_config([*own, *self.issuers])
 
     def check(self) -> Settings:
         """Refuse to start with settings that cannot serve safely (all gaps at once)."""
@@ -192,14 +228,15 @@ class Settings(BaseSettings):
                 + "; ".join(gaps)
                 + " — set them (docs/OPERATIONS.md, `signoff serve --help`) or use --demo"
             )
+        self.identity_config()
         return self
 
 
 _MISSING = {
     "token_key": "SIGNOFF_TOKEN_KEY (base64 or hex, at least 32 bytes) is required outside --demo",
     "jwt_issuer": "SIGNOFF_JWT_ISSUER is required outside --demo",
-    "jwt_key": "no JWT verification key: set SIGNOFF_JWT_PUBLIC_KEYS, SIGNOFF_JWT_JWKS_FILE "
-    "or (development) SIGNOFF_JWT_HS256_SECRET",
+    "jwt_key": "no JWT verification key: set SIGNOFF_ISSUERS, SIGNOFF_JWT_PUBLIC_KEYS, "
+    "SIGNOFF_JWT_JWKS_FILE or (development) SIGNOFF_JWT_HS256_SECRET",
     "catalog": "SIGNOFF_CATALOG (module:factory) is required outside --demo",
 }
 

@@ -5,23 +5,17 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from signoff.identity._config import PublicKey as PublicKey
 
 MIN_KEY_BYTES = 32
 PUBLIC_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
 _HEX = re.compile(r"^(?:[0-9a-fA-F]{2})+$")
 
 
-@dataclass(frozen=True, slots=True)
-class PublicKey:
-    """A JWT verification key from a PEM file, and the one algorithm it may verify."""
-
-    path: Path
-    algorithm: str
-    kid: str | None = None
 
 
 def lower(value: Any) -> Any:

@@ -16,10 +16,10 @@ from starlette.applications import Starlette
 from signoff.demo import DemoShop, RefundProvider
 from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
-from signoff.http._auth import Authenticator
 from signoff.http._metrics import Metrics
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._settings import Settings
+from signoff.identity import Authenticator
 
 LifespanFactory = Callable[[], AbstractAsyncContextManager[None]]
 

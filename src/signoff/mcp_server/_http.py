@@ -39,7 +39,7 @@ def include_mcp(app: FastAPI, state: AppState) -> None:
         state.agate,
         BearerIdentity(),
         public_url=public_url,
-        token_verifier=PrincipalTokenVerifier(state.authenticator.authenticate),
+        token_verifier=PrincipalTokenVerifier(state.authenticator.authenticate_async),
         issuer_url=_issuer_url(state, public_url),
         request_state_keys=[_request_state_key(settings)],
     )
@@ -96,7 +96,7 @@ def transport_security(settings: Settings, public_url: str) -> TransportSecurity
 
 
 def _issuer_url(state: AppState, public_url: str) -> str:
-    issuer = state.authenticator.issuer
+    issuer = state.authenticator.issuers[0].issuer
     return issuer if issuer.startswith(("https://", "http://")) else public_url
 
 

@@ -9,7 +9,7 @@ confirmation goes through the page.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -74,12 +74,12 @@ class BearerIdentity:
 class PrincipalTokenVerifier:
     """The MCP SDK's ``TokenVerifier`` over signoff's JWT authenticator."""
 
-    def __init__(self, authenticate: Callable[[str], Principal]) -> None:
+    def __init__(self, authenticate: Callable[[str], Awaitable[Principal]]) -> None:
         self._authenticate = authenticate
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
-            principal = self._authenticate(token)
+            principal = await self._authenticate(token)
         except NotAuthenticated:
             return None
         return AccessToken(

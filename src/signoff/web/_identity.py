@@ -9,14 +9,12 @@ through :func:`signoff.web.install_ui`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
-
-import jwt
 
 from signoff._model import Principal
 from signoff.exceptions import NotAuthenticated
-from signoff.http._auth import Authenticator
+from signoff.identity import Authenticator
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +50,8 @@ class SignIn:
 
 def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
     """Verify the JWT with the API's own authenticator; refuse an agent's token."""
-    principal = authenticator.authenticate(token.strip())
-    return sign_in_person(principal, _expiry(token))
+    verified = authenticator.verify(token.strip())
+    return sign_in_person(verified.principal, verified.expires_at)
 
 
 def sign_in_person(principal: Principal, valid_until: datetime) -> SignIn:
@@ -63,12 +61,6 @@ def sign_in_person(principal: Principal, valid_until: datetime) -> SignIn:
             reason="agent_token",
         )
     return SignIn(principal, valid_until)
-
-
-def _expiry(verified_token: str) -> datetime:
-    # Only read after authenticate() verified the signature and the exp claim.
-    claims = jwt.decode(verified_token.strip(), options={"verify_signature": False})
-    return datetime.fromtimestamp(int(claims["exp"]), UTC)
 
 
 class LoginProvider(Protocol):

@@ -1,0 +1,42 @@
+"""Who is calling: identity tokens verified against the issuers a deployment trusts.
+
+Shared by the API (``signoff.http``), the confirmation pages (``signoff.web``)
+and MCP over HTTP (``signoff.mcp_server``). Keys come from PEM files, a JWKS
+file, a JWKS URL or OIDC discovery; several issuers may be trusted at once,
+each with its own :class:`ClaimMapping` (tenant, roles, agent, client).
+See ``docs/IDENTITY.md``.
+"""
+
+from signoff.identity._authenticator import Authenticator
+from signoff.identity._claims import principal_from_claims
+from signoff.identity._config import (
+    ClaimMapping,
+    IdentityConfig,
+    IssuerConfig,
+    LoginClient,
+    PublicKey,
+    identity_config,
+    parse_issuers,
+)
+from signoff.identity._dev import mint_dev_token
+from signoff.identity._discovery import Discovery, ProviderMetadata
+from signoff.identity._issuer import TrustedIssuer
+from signoff.identity._keys import VerificationKey, load_jwks
+
+__all__ = [
+    "Authenticator",
+    "ClaimMapping",
+    "Discovery",
+    "IdentityConfig",
+    "IssuerConfig",
+    "LoginClient",
+    "ProviderMetadata",
+    "PublicKey",
+    "TrustedIssuer",
+    "VerificationKey",
+    "identity_config",
+    "load_jwks",
+    "mint_dev_token",
+    "parse_issuers",
+    "principal_from_claims",
+]
