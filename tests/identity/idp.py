@@ -183,12 +183,12 @@ class Idp:
         }
         with httpx.Client(base_url=self.issuer, timeout=10) as browser:
             url = str(browser.get("/auth", params=params).headers["location"])
-            return self.finish_login(browser, url, account, redirect_uri)
+            return self.finish_login(browser, url, account, redirect_uri)["code"]
 
     def finish_login(
         self, browser: httpx.Client, url: str, account: str, redirect_uri: str
-    ) -> str:
-        """From the provider's login page URL to the code sent back to ``redirect_uri``."""
+    ) -> dict[str, str]:
+        """From the authorization URL to the parameters sent back to ``redirect_uri``."""
         while not url.startswith(redirect_uri):
             if "/interaction/" in url and not url.endswith("/login"):
                 response = browser.post(url, data={"login": account})
@@ -198,7 +198,7 @@ class Idp:
             url = str(httpx.URL(url).join(response.headers["location"]))
         query = dict(httpx.URL(url).params)
         assert "code" in query, query
-        return query["code"]
+        return query
 
     def client_credentials(self, client_id: str, *, resource: str | None = None) -> str:
         """An access token (JWT) from the token endpoint, as a machine client gets one."""

@@ -21,7 +21,15 @@ from signoff.catalog._catalog import Catalog
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
-from signoff.http import _audit, _deliveries, _demo, _executions, _proposals, _system
+from signoff.http import (
+    _audit,
+    _deliveries,
+    _demo,
+    _executions,
+    _proposals,
+    _resource,
+    _system,
+)
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
@@ -72,7 +80,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
-    for module in (_system, _proposals, _executions, _audit, _deliveries):
+    for module in (_system, _proposals, _executions, _audit, _deliveries, _resource):
         app.include_router(module.router)
     if state.demo is not None:
         app.include_router(_demo.router)

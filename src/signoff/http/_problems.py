@@ -21,6 +21,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signoff.exceptions import NotAuthenticated, OutcomeUnknown, SignoffError, StoreUnavailable
 from signoff.http._metrics import PROBLEM_CODE_SCOPE_KEY
+from signoff.http._resource import challenge
+from signoff.http._state import AppState
 
 log = logging.getLogger("signoff.http")
 
@@ -141,6 +143,10 @@ async def _on_signoff_error(request: Request, exc: SignoffError) -> ProblemRespo
     if exc.status >= 500 and not isinstance(exc, StoreUnavailable | OutcomeUnknown):
         log.error("internal signoff error on %s %s: %r", request.method, request.url.path, exc)
     response = error_problem(exc, instance=request.url.path)
+    state = getattr(request.app.state, "signoff", None)
+    if isinstance(exc, NotAuthenticated) and isinstance(state, AppState):
+        presented = request.headers.get("authorization") is not None
+        response.headers["WWW-Authenticate"] = challenge(state, error=presented)
     return _counted(request.scope, response)
 
 

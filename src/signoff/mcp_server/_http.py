@@ -12,12 +12,21 @@ import hmac
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from mcp.server.auth.routes import cors_middleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from signoff.http._resource import (
+    authorization_servers,
+    metadata_url,
+    public_url_of,
+    resource_metadata,
+)
 from signoff.mcp_server._identity import BearerIdentity, PrincipalTokenVerifier
 from signoff.mcp_server._server import create_mcp_server
 
@@ -35,15 +44,21 @@ def include_mcp(app: FastAPI, state: AppState) -> None:
     """The ``signoff serve`` extension: mount the MCP endpoint and run its session manager."""
     settings = state.settings
     public_url = public_url_of(settings)
+    resource = public_url + MOUNT_PATH
+    servers = authorization_servers(state.authenticator)
     server = create_mcp_server(
         state.agate,
         BearerIdentity(),
         public_url=public_url,
         token_verifier=PrincipalTokenVerifier(state.authenticator.authenticate_async),
-        issuer_url=_issuer_url(state, public_url),
+        issuer_url=servers[0] if servers else public_url,
+        resource_url=resource if servers else None,
         request_state_keys=[_request_state_key(settings)],
     )
     endpoint = mcp_http_app(server, settings, public_url)
+    metadata = _resource_metadata_route(state, resource)
+    if metadata is not None:
+        app.router.routes.append(metadata)
     app.mount(MOUNT_PATH, endpoint)
     # `/mcp` itself, not only `/mcp/`: a mount alone would answer it with a redirect.
     app.router.routes.append(Route(MOUNT_PATH, _AtMountPoint(endpoint), include_in_schema=False))
@@ -72,16 +87,6 @@ class _AtMountPoint:
         await self.app({**scope, "path": path + "/", "root_path": path}, receive, send)
 
 
-def public_url_of(settings: Settings) -> str:
-    """Where people reach ``signoff serve`` (the confirmation pages)."""
-    if settings.public_url is not None:
-        return settings.public_url
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host  # noqa: S104
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{settings.port}"
-
-
 def transport_security(settings: Settings, public_url: str) -> TransportSecuritySettings:
     """DNS-rebinding protection: only loopback names and the public host are answered."""
     public = urlsplit(public_url)
@@ -95,9 +100,18 @@ def transport_security(settings: Settings, public_url: str) -> TransportSecurity
     )
 
 
-def _issuer_url(state: AppState, public_url: str) -> str:
-    issuer = state.authenticator.issuers[0].issuer
-    return issuer if issuer.startswith(("https://", "http://")) else public_url
+def _resource_metadata_route(state: AppState, resource: str) -> Route | None:
+    """RFC 9728 metadata of the MCP endpoint at its path-suffixed well-known URL."""
+    servers = authorization_servers(state.authenticator)
+    if not servers:
+        return None
+    document = resource_metadata(resource, servers)
+
+    async def metadata(_: Request) -> Response:
+        return JSONResponse(document, headers={"Cache-Control": "public, max-age=300"})
+
+    path = urlsplit(metadata_url(resource)).path
+    return Route(path, cors_middleware(metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"])
 
 
 def _request_state_key(settings: Settings) -> bytes:
@@ -107,4 +121,4 @@ def _request_state_key(settings: Settings) -> bytes:
     ).digest()
 
 
-__all__ = ["MOUNT_PATH", "include_mcp", "mcp_http_app"]
+__all__ = ["MOUNT_PATH", "include_mcp", "mcp_http_app", "public_url_of"]

@@ -30,6 +30,7 @@ def create_mcp_server(
     public_url: str | None = None,
     token_verifier: PrincipalTokenVerifier | None = None,
     issuer_url: str | None = None,
+    resource_url: str | None = None,
     request_state_keys: list[bytes] | None = None,
 ) -> MCPServer:
     """The MCP server for ``gate``'s catalog, running every call as ``identity`` says.
@@ -39,7 +40,8 @@ def create_mcp_server(
     of an AsyncGate of its own. ``public_url`` is where ``signoff serve``
     answers (confirmation pages). Pass
     ``token_verifier`` (with ``issuer_url``, the JWT issuer's URL) to require a
-    bearer token on streamable HTTP, and ``request_state_keys`` when several
+    bearer token on streamable HTTP; ``resource_url`` (the endpoint's own URL) makes a
+    401 name its RFC 9728 metadata. Pass ``request_state_keys`` when several
     processes serve one endpoint (the sealed round-trip state must open anywhere).
     """
     agate = gate if isinstance(gate, AsyncGate) else AsyncGate(gate)
@@ -49,7 +51,9 @@ def create_mcp_server(
     if token_verifier is not None:
         auth = AuthSettings(
             issuer_url=issuer_url or pages.base_url,
-            resource_server_url=None,
+            resource_server_url=resource_url,
+            # The token verifier checks the audience itself (the issuer's configured one).
+            validate_token_resource=False if resource_url is not None else None,
         )
     return MCPServer(
         SERVER_NAME,

@@ -1,0 +1,78 @@
+"""How a client finds out where to get a token: OAuth 2.0 Protected Resource Metadata.
+
+RFC 9728 metadata for the API at ``/.well-known/oauth-protected-resource``
+names the authorization servers whose tokens signoff accepts (every trusted
+issuer with an http(s) URL), and every 401 carries
+``WWW-Authenticate: Bearer resource_metadata="…"`` pointing at it, so a
+standard client goes from a bare 401 to a token on its own. MCP's endpoint
+publishes its own document at the path-suffixed form (``…/mcp``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from mcp.shared.auth import ProtectedResourceMetadata
+
+from signoff.http._settings import Settings
+from signoff.http._state import AppState, state_of
+from signoff.identity import Authenticator
+
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+RESOURCE_NAME = "signoff"
+
+router = APIRouter(include_in_schema=False)
+
+
+def public_url_of(settings: Settings) -> str:
+    """Where people and clients reach ``signoff serve`` (no trailing slash)."""
+    if settings.public_url is not None:
+        return settings.public_url
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host  # noqa: S104
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{settings.port}"
+
+
+def authorization_servers(authenticator: Authenticator) -> list[str]:
+    """The trusted issuers a client can get a token from (those with an http(s) URL)."""
+    return [i.issuer for i in authenticator.issuers if i.issuer.startswith(("https://", "http://"))]
+
+
+def metadata_url(resource: str) -> str:
+    """RFC 9728 §3.1: the well-known path goes between the host and the resource's path."""
+    parts = urlsplit(resource)
+    path = parts.path.rstrip("/")
+    return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{path}"
+
+
+def resource_metadata(resource: str, servers: list[str]) -> dict[str, Any]:
+    # Validated from strings, so an issuer keeps its exact form (no added trailing slash).
+    document = ProtectedResourceMetadata.model_validate(
+        {"resource": resource, "authorization_servers": servers, "resource_name": RESOURCE_NAME}
+    )
+    return document.model_dump(mode="json", exclude_none=True)
+
+
+def challenge(state: AppState, *, error: bool) -> str:
+    """The ``WWW-Authenticate`` value of a 401 from the API."""
+    parts = ['error="invalid_token"'] if error else []
+    if authorization_servers(state.authenticator):
+        parts.append(f'resource_metadata="{metadata_url(public_url_of(state.settings))}"')
+    return "Bearer " + ", ".join(parts) if parts else "Bearer"
+
+
+@router.get(WELL_KNOWN)
+async def api_resource_metadata(request: Request) -> Response:
+    state = state_of(request.app)
+    servers = authorization_servers(state.authenticator)
+    if not servers:
+        return JSONResponse({"error": "no authorization server is configured"}, status_code=404)
+    resource = public_url_of(state.settings)
+    return JSONResponse(resource_metadata(resource, servers), headers=_PUBLIC)
+
+
+_PUBLIC = {"Cache-Control": "public, max-age=300", "Access-Control-Allow-Origin": "*"}
