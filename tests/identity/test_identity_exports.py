@@ -6,7 +6,8 @@ import signoff.identity
 
 IDENTITY_API = {
     "Authenticator", "ClaimMapping", "Discovery", "IdentityConfig", "IssuerConfig",
-    "LoginClient", "ProviderMetadata", "PublicKey", "TrustedIssuer", "VerificationKey",
+    "LoginClient", "LoginResult", "OidcLogin", "ProviderMetadata", "PublicKey",
+    "TrustedIssuer", "VerificationKey",
     "identity_config", "load_jwks", "mint_dev_token", "parse_issuers", "principal_from_claims",
 }  # fmt: skip
 

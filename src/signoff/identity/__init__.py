@@ -22,6 +22,7 @@ from signoff.identity._dev import mint_dev_token
 from signoff.identity._discovery import Discovery, ProviderMetadata
 from signoff.identity._issuer import TrustedIssuer
 from signoff.identity._keys import VerificationKey, load_jwks
+from signoff.identity._login import LoginResult, OidcLogin
 
 __all__ = [
     "Authenticator",
@@ -30,6 +31,8 @@ __all__ = [
     "IdentityConfig",
     "IssuerConfig",
     "LoginClient",
+    "LoginResult",
+    "OidcLogin",
     "ProviderMetadata",
     "PublicKey",
     "TrustedIssuer",

@@ -13,14 +13,15 @@ from signoff.web import _decide, _proposal_pages, _sign_in
 from signoff.web._errors import ErrorPages
 from signoff.web._headers import SecurityHeaders
 from signoff.web._identity import LoginProvider
+from signoff.web._oidc import oidc_providers
 from signoff.web._ui import PREFIX, Ui
 
 STATIC = Path(__file__).parent / "static"
 
 
 def include_ui(app: FastAPI, state: AppState) -> None:
-    """The pages under ``/ui/`` with the JWT sign-in (and demo users in demo mode)."""
-    install_ui(app, state)
+    """The pages under ``/ui/``: JWT sign-in, OIDC sign-in per configured issuer, demo users."""
+    install_ui(app, state, login_providers=oidc_providers(state.authenticator))
 
 
 def install_ui(

@@ -6,6 +6,11 @@ token key (stable across workers and restarts). It is HttpOnly,
 SameSite=Strict and, outside development, Secure with the ``__Host-`` prefix.
 A browser without a cookie gets an anonymous session, so even the sign-in
 form carries a CSRF token (``_csrf``); signing in rotates the session id.
+
+An OpenID Connect round trip keeps its ``state``, ``nonce`` and PKCE verifier
+in a second, short-lived cookie signed the same way but ``SameSite=Lax``: the
+provider sends the browser back with a cross-site navigation, which carries
+no ``Strict`` cookie.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import hashlib
 import hmac
 import json
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,9 +28,12 @@ from signoff._model import Principal
 
 SESSION_TTL = timedelta(hours=8)
 ANONYMOUS_TTL = timedelta(minutes=30)
+LOGIN_TTL = timedelta(minutes=10)
 MAX_COOKIE_BYTES = 3800
 PRODUCTION_COOKIE = "__Host-signoff-ui"
 DEVELOPMENT_COOKIE = "signoff-ui"
+PRODUCTION_LOGIN_COOKIE = "__Host-signoff-login"
+DEVELOPMENT_LOGIN_COOKIE = "signoff-login"
 
 
 def derive_key(master: bytes, label: str) -> bytes:
@@ -52,7 +60,6 @@ class WebSession:
     expires_at: datetime
     principal: Principal | None = None
     signed_in_via: str | None = None
-    pending_login: PendingLogin | None = None
 
     @classmethod
     def anonymous(cls, now: datetime) -> WebSession:
@@ -64,9 +71,6 @@ class WebSession:
             sid=secrets.token_urlsafe(24), expires_at=until, principal=principal, signed_in_via=via
         )
 
-    def with_pending_login(self, login: PendingLogin | None) -> WebSession:
-        return replace(self, pending_login=login)
-
 
 class SessionCodec:
     """Signs sessions into cookie values and verifies them back."""
@@ -75,6 +79,7 @@ class SessionCodec:
         self._key = derive_key(key, "session")
         self.secure = secure
         self.cookie_name = PRODUCTION_COOKIE if secure else DEVELOPMENT_COOKIE
+        self.login_cookie_name = PRODUCTION_LOGIN_COOKIE if secure else DEVELOPMENT_LOGIN_COOKIE
 
     def encode(self, session: WebSession) -> str:
         payload = b64url(json.dumps(_to_dict(session), separators=(",", ":")).encode())
@@ -96,8 +101,32 @@ class SessionCodec:
             return None
         return session if now < session.expires_at else None
 
-    def _mac(self, payload: str) -> bytes:
-        return hmac.new(self._key, b"session\0" + payload.encode(), "sha256").digest()
+    def encode_login(self, login: PendingLogin, now: datetime) -> str:
+        """The login cookie: what the provider's answer must match, for LOGIN_TTL."""
+        body = {"login": list(_login_fields(login)), "exp": (now + LOGIN_TTL).isoformat()}
+        payload = b64url(json.dumps(body, separators=(",", ":")).encode())
+        return f"{payload}.{b64url(self._mac(payload, b'login'))}"
+
+    def decode_login(self, value: str | None, now: datetime) -> PendingLogin | None:
+        if not value or len(value) > MAX_COOKIE_BYTES or value.count(".") != 1:
+            return None
+        payload, mac = value.split(".")
+        try:
+            if not hmac.compare_digest(_unb64(mac), self._mac(payload, b"login")):
+                return None
+            body = json.loads(_unb64(payload))
+            if not now < datetime.fromisoformat(body["exp"]):
+                return None
+            return PendingLogin(*(str(part) for part in body["login"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _mac(self, payload: str, purpose: bytes = b"session") -> bytes:
+        return hmac.new(self._key, purpose + b"\0" + payload.encode(), "sha256").digest()
+
+
+def _login_fields(login: PendingLogin) -> tuple[str, ...]:
+    return (login.provider, login.state, login.nonce, login.code_verifier, login.next_path)
 
 
 def _to_dict(session: WebSession) -> dict[str, Any]:
@@ -107,15 +136,6 @@ def _to_dict(session: WebSession) -> dict[str, Any]:
         body["tenant"] = session.principal.tenant
         body["roles"] = sorted(session.principal.roles)
         body["via"] = session.signed_in_via
-    if session.pending_login is not None:
-        login = session.pending_login
-        body["login"] = [
-            login.provider,
-            login.state,
-            login.nonce,
-            login.code_verifier,
-            login.next_path,
-        ]
     return body
 
 
@@ -127,13 +147,11 @@ def _from_dict(body: dict[str, Any]) -> WebSession:
             tenant=str(body["tenant"]),
             roles=frozenset(str(r) for r in body["roles"]),
         )
-    login = body.get("login")
     return WebSession(
         sid=str(body["sid"]),
         expires_at=datetime.fromisoformat(body["exp"]),
         principal=principal,
         signed_in_via=body.get("via"),
-        pending_login=None if login is None else PendingLogin(*(str(part) for part in login)),
     )
 
 

@@ -87,7 +87,6 @@ def oidc_start(request: Request, name: str, next: str | None = None) -> Response
     provider = ui.login_providers.get(name)
     if provider is None:
         return _no_provider(ui)
-    session = ui.session(request) or WebSession.anonymous(ui.now())
     verifier = secrets.token_urlsafe(48)
     login = PendingLogin(
         provider=name,
@@ -96,14 +95,17 @@ def oidc_start(request: Request, name: str, next: str | None = None) -> Response
         code_verifier=verifier,
         next_path=safe_next(next),
     )
-    url = provider.authorization_url(
-        state=login.state,
-        nonce=login.nonce,
-        code_challenge=_s256(verifier),
-        redirect_uri=_callback_uri(request, name),
-    )
+    try:
+        url = provider.authorization_url(
+            state=login.state,
+            nonce=login.nonce,
+            code_challenge=_s256(verifier),
+            redirect_uri=_callback_uri(request, name),
+        )
+    except NotAuthenticated as exc:
+        return _sign_in_form(ui, _session_or_new(ui, request), login.next_path, error=exc.message)
     response = RedirectResponse(url, status_code=303)
-    ui.set_cookie(response, session.with_pending_login(login))
+    ui.set_login_cookie(response, login)
     return response
 
 
@@ -114,23 +116,17 @@ def oidc_callback(
     """The provider sends the browser back here; ``state`` must be the one we sent."""
     ui = ui_of(request)
     provider = ui.login_providers.get(name)
-    session = ui.session(request)
-    if provider is None or session is None:
+    if provider is None:
         return _no_provider(ui)
-    login = session.pending_login
+    session = _session_or_new(ui, request)
+    login = ui.login_of(request)
     if (
         login is None
         or login.provider != name
         or not code
         or not hmac.compare_digest((state or "").encode(), login.state.encode())
     ):
-        return _sign_in_form(
-            ui,
-            session.with_pending_login(None),
-            f"{PREFIX}/inbox",
-            error=_LOGIN_LOST,
-            set_cookie=True,
-        )
+        return _login_failed(ui, session, f"{PREFIX}/inbox", _LOGIN_LOST)
     try:
         signed = provider.complete(
             code=code,
@@ -140,14 +136,20 @@ def oidc_callback(
         )
         signed = sign_in_person(signed.principal, signed.valid_until)
     except NotAuthenticated as exc:
-        return _sign_in_form(
-            ui,
-            session.with_pending_login(None),
-            login.next_path,
-            error=exc.message,
-            set_cookie=True,
-        )
-    return _start_session(ui, session, signed, via=f"oidc:{name}", next_path=login.next_path)
+        return _login_failed(ui, session, login.next_path, exc.message)
+    response = _start_session(ui, session, signed, via=f"oidc:{name}", next_path=login.next_path)
+    ui.set_login_cookie(response, None)
+    return response
+
+
+def _session_or_new(ui: Ui, request: Request) -> WebSession:
+    return ui.session(request) or WebSession.anonymous(ui.now())
+
+
+def _login_failed(ui: Ui, session: WebSession, next_path: str, message: str) -> Response:
+    response = _sign_in_form(ui, session, next_path, error=message, set_cookie=True)
+    ui.set_login_cookie(response, None)
+    return response
 
 
 _LOGIN_LOST = "The sign-in could not be completed (state mismatch or expired). Try again."

@@ -20,7 +20,7 @@ from signoff.web._csrf import FIELD as CSRF_FIELD
 from signoff.web._csrf import CsrfGuard
 from signoff.web._identity import LoginProvider
 from signoff.web._render import Renderer
-from signoff.web._session import SessionCodec, WebSession
+from signoff.web._session import LOGIN_TTL, PendingLogin, SessionCodec, WebSession
 
 PREFIX = "/ui"
 log = logging.getLogger("signoff.web")
@@ -91,6 +91,30 @@ class Ui:
             secure=self.sessions.secure,
             httponly=True,
             samesite="strict",
+        )
+
+    def login_of(self, request: Request) -> PendingLogin | None:
+        """The OIDC round trip this browser started here, if any (and not expired)."""
+        return self.sessions.decode_login(
+            request.cookies.get(self.sessions.login_cookie_name), self.now()
+        )
+
+    def set_login_cookie(self, response: Response, login: PendingLogin | None) -> None:
+        """Lax, so the provider's cross-site redirect back brings it; None deletes it."""
+        name = self.sessions.login_cookie_name
+        if login is None:
+            response.delete_cookie(
+                name, path="/", secure=self.sessions.secure, httponly=True, samesite="lax"
+            )
+            return
+        response.set_cookie(
+            name,
+            self.sessions.encode_login(login, self.now()),
+            max_age=int(LOGIN_TTL.total_seconds()),
+            path="/",
+            secure=self.sessions.secure,
+            httponly=True,
+            samesite="lax",
         )
 
     def clear_cookie(self, response: Response) -> None:

@@ -58,6 +58,7 @@ const provider = new Provider(issuer, {
   jwks,
   cookies: { keys: ['signoff-test-idp-cookie-key'] },
   claims: { openid: ['sub'], signoff: ['tenant', 'roles'] },
+  conformIdTokenClaims: false, // tenant and roles in the ID token too, as Keycloak or Entra put them
   findAccount: async (_ctx, sub) =>
     ACCOUNTS[sub] && { accountId: sub, claims: async () => ({ sub, ...ACCOUNTS[sub] }) },
   extraTokenClaims: async (_ctx, token) => claimsOf(token),

@@ -1,0 +1,132 @@
+"""The confirmation page's OpenID Connect sign-in at a trusted issuer (code flow + PKCE).
+
+Authlib's OAuth 2.0 client builds the authorization request and exchanges
+the code (client authentication, PKCE verifier). The ID token is verified
+like any other token of that issuer — its keys, its clock checks, its claim
+mapping — with the page's client id as audience and the login's ``nonce``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import jwt
+from authlib.common.errors import AuthlibBaseError
+from authlib.integrations.httpx_client import OAuth2Client
+
+from signoff._clock import Clock, SystemClock
+from signoff._model import Principal
+from signoff.exceptions import NotAuthenticated
+from signoff.identity._config import LoginClient
+from signoff.identity._discovery import ProviderMetadata
+from signoff.identity._issuer import TrustedIssuer
+
+
+@dataclass(frozen=True, slots=True)
+class LoginResult:
+    """The person the ID token names, and until when (its ``exp``)."""
+
+    principal: Principal
+    valid_until: datetime
+
+
+class OidcLogin:
+    """One sign-in method of the page: a :class:`LoginClient` at one trusted issuer."""
+
+    def __init__(
+        self, issuer: TrustedIssuer, client: LoginClient, *, clock: Clock | None = None
+    ) -> None:
+        if issuer.discovery is None:
+            raise ValueError("page sign-in needs an issuer found by OIDC discovery")
+        self._issuer = issuer
+        self._discovery = issuer.discovery
+        self._client = client
+        self._clock = clock or SystemClock()
+
+    @property
+    def name(self) -> str:
+        return self._client.name
+
+    @property
+    def label(self) -> str:
+        return self._client.label or f"Sign in with {self._client.name}"
+
+    def authorization_url(
+        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+    ) -> str:
+        endpoint = self._endpoints().authorization_endpoint
+        with self._oauth(redirect_uri) as oauth:
+            url, _ = oauth.create_authorization_url(
+                endpoint,
+                state=state,
+                nonce=nonce,
+                code_challenge=code_challenge,
+                code_challenge_method="S256",
+            )
+        return str(url)
+
+    def complete(
+        self, *, code: str, nonce: str, code_verifier: str, redirect_uri: str
+    ) -> LoginResult:
+        """Exchange the code, verify the ID token and its nonce, map its claims."""
+        endpoint = self._endpoints().token_endpoint
+        try:
+            with self._oauth(redirect_uri) as oauth:
+                token: dict[str, Any] = oauth.fetch_token(
+                    endpoint, code=code, code_verifier=code_verifier, redirect_uri=redirect_uri
+                )
+        except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
+            raise NotAuthenticated(
+                f"the identity provider refused the sign-in: {_short(exc)}", reason="login"
+            ) from None
+        return self._verified(token.get("id_token"), nonce)
+
+    def _verified(self, id_token: Any, nonce: str) -> LoginResult:
+        if not isinstance(id_token, str):
+            raise NotAuthenticated("the identity provider sent no ID token", reason="login")
+        header = _header(id_token)
+        claims = self._issuer.verify(
+            id_token, header, self._clock.now(), audience=self._client.client_id
+        )
+        sent = claims.get("nonce")
+        if not isinstance(sent, str) or not hmac.compare_digest(sent.encode(), nonce.encode()):
+            raise NotAuthenticated("the ID token is not for this sign-in (nonce)", reason="login")
+        valid_until = datetime.fromtimestamp(float(claims["exp"]), UTC)
+        return LoginResult(self._issuer.principal(claims), valid_until)
+
+    def _endpoints(self) -> ProviderMetadata:
+        metadata = self._discovery.metadata()
+        if metadata.authorization_endpoint is None or metadata.token_endpoint is None:
+            raise NotAuthenticated(
+                "the identity provider publishes no authorization or token endpoint",
+                reason="login",
+            )
+        return metadata
+
+    def _oauth(self, redirect_uri: str) -> OAuth2Client:
+        return OAuth2Client(
+            client_id=self._client.client_id,
+            client_secret=self._client.client_secret,
+            scope=" ".join(self._client.scopes),
+            redirect_uri=redirect_uri,
+            token_endpoint_auth_method=(
+                "client_secret_basic" if self._client.client_secret else "none"
+            ),
+            timeout=self._issuer.config.http_timeout_seconds,
+        )
+
+
+def _header(token: str) -> dict[str, Any]:
+    try:
+        return jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        raise NotAuthenticated("the ID token is not a JWT", reason="malformed") from None
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
