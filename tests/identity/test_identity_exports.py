@@ -8,7 +8,8 @@ IDENTITY_API = {
     "Authenticator", "ClaimMapping", "Discovery", "IdentityConfig", "IssuerConfig",
     "LoginClient", "LoginResult", "OidcLogin", "ProviderMetadata", "PublicKey",
     "TrustedIssuer", "VerificationKey",
-    "identity_config", "load_jwks", "mint_dev_token", "parse_issuers", "principal_from_claims",
+    "identity_config", "issuer_config", "load_jwks", "mint_dev_token", "parse_issuers",
+    "principal_from_claims",
 }  # fmt: skip
 
 

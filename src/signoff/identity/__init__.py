@@ -16,6 +16,7 @@ from signoff.identity._config import (
     LoginClient,
     PublicKey,
     identity_config,
+    issuer_config,
     parse_issuers,
 )
 from signoff.identity._dev import mint_dev_token
@@ -38,6 +39,7 @@ __all__ = [
     "TrustedIssuer",
     "VerificationKey",
     "identity_config",
+    "issuer_config",
     "load_jwks",
     "mint_dev_token",
     "parse_issuers",
