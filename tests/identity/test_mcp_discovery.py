@@ -166,3 +166,16 @@ def test_a_standard_mcp_client_discovers_the_provider_and_calls_a_tool(
     proposal = world.gate.proposal(Principal("u_42", "acme"), requested["proposal_id"])
     assert (proposal.requester_subject, proposal.tenant) == ("u_42", "acme")
     assert proposal.arguments["order_id"] == REFUND["order_id"]
+
+
+def test_the_mcp_token_verifier_keeps_the_whole_principal() -> None:
+    """sub, tenant, roles, agent and client survive the SDK's AccessToken round trip."""
+    from signoff.mcp_server._identity import PrincipalTokenVerifier, principal_of
+
+    person = Principal("u_42", "acme", frozenset({"r"}), actor="agent:x", client="jdk8-crm")
+
+    async def authenticate(_: str) -> Principal:
+        return person
+
+    access = anyio.run(PrincipalTokenVerifier(authenticate).verify_token, "token")
+    assert access is not None and principal_of(access) == person

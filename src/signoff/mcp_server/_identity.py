@@ -91,6 +91,7 @@ class PrincipalTokenVerifier:
                 "tenant": principal.tenant,
                 "roles": sorted(principal.roles),
                 "act": principal.actor,
+                "client": principal.client,
             },
         )
 
@@ -98,6 +99,7 @@ class PrincipalTokenVerifier:
 def principal_of(token: AccessToken) -> Principal:
     claims = token.claims or {}
     tenant, roles, actor = claims.get("tenant"), claims.get("roles"), claims.get("act")
+    client = claims.get("client")
     if token.subject is None or not isinstance(tenant, str) or not isinstance(roles, list):
         raise NotAuthenticated("the access token carries no signoff principal")
     return Principal(
@@ -105,4 +107,5 @@ def principal_of(token: AccessToken) -> Principal:
         tenant,
         roles=frozenset(str(role) for role in roles),
         actor=actor if isinstance(actor, str) else None,
+        client=client if isinstance(client, str) else None,
     )
