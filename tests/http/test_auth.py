@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from fastapi.testclient import TestClient
 
 from signoff import Principal
-from signoff.exceptions import NotAuthenticated
-from signoff.http import Authenticator, PublicKey, Settings, SettingsError, VerificationKey
+from signoff.exceptions import ConfigurationError, NotAuthenticated
+from signoff.http import Authenticator, PublicKey, Settings, VerificationKey
 from signoff.identity import load_jwks
 from tests.conftest import AGENT, OTHER_TENANT, World
 from tests.http.conftest import assert_problem, auth, make_app
@@ -223,7 +223,7 @@ def test_pem_key_of_the_wrong_type_is_a_settings_error(tmp_path: Path) -> None:
     """An RSA key configured for EdDSA is refused at start-up."""
     pem = tmp_path / "rsa.pem"
     pem.write_bytes(RSA_PUBLIC_PEM)
-    with pytest.raises(SettingsError):
+    with pytest.raises(ConfigurationError):
         Authenticator.from_settings(
             Settings(jwt_issuer=ISSUER, jwt_public_keys=(PublicKey(path=pem, algorithm="EdDSA"),))
         )
@@ -231,7 +231,7 @@ def test_pem_key_of_the_wrong_type_is_a_settings_error(tmp_path: Path) -> None:
 
 def test_jwks_with_a_symmetric_key_is_refused() -> None:
     """A JWKS file may hold public keys only; an oct key would enable HS256 forgery."""
-    with pytest.raises(SettingsError):
+    with pytest.raises(ConfigurationError):
         load_jwks(json.dumps({"keys": [{"kty": "oct", "k": b64(SECRET)}]}))
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from signoff.exceptions import InvalidIssuer
 from signoff.http import Settings, SettingsError, load_settings
 from signoff.identity import Authenticator
 
@@ -88,7 +89,7 @@ def test_the_same_issuer_twice_is_refused() -> None:
     """Two tables for one iss would make the choice of mapping ambiguous."""
     entry = {"issuer": "https://i", "audience": "a"}
     settings = load_settings(env={"SIGNOFF_ISSUERS": json.dumps([entry, entry])})
-    with pytest.raises(SettingsError, match="once"):
+    with pytest.raises(InvalidIssuer, match="once"):
         settings.identity_config()
 
 
