@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+import pytest
 from fastapi.testclient import TestClient
 
 from signoff import ManualClock
+from signoff.exceptions import NotAuthenticated
 from signoff.http import Settings, create_app
 from signoff.identity import Authenticator, IssuerConfig
 from tests.conftest import REFUND, World
@@ -112,3 +114,31 @@ def test_keys_rotated_at_the_provider_are_picked_up(world: World, idp: Idp) -> N
     assert jwt.get_unverified_header(token)["kid"] == "k2"
     read = client.get(f"/v1/proposals/{created.json()['proposal_id']}", headers=bearer(token))
     assert read.status_code == 200, read.text
+
+
+def test_while_the_provider_is_down_tokens_are_refused_at_once(world: World, idp: Idp) -> None:
+    """keys_unavailable, and no second fetch until retry_after_seconds have passed."""
+    from signoff.identity import Discovery
+
+    ticks = [100.0]
+    discovery = Discovery(
+        idp.issuer, timeout_seconds=5, retry_after_seconds=10, monotonic=lambda: ticks[0]
+    )
+    idp.stop()
+    fetched: list[str] = []
+    real_fetch = discovery.fetch
+
+    def counted() -> Any:
+        fetched.append("fetch")
+        return real_fetch()
+
+    discovery.fetch = counted  # type: ignore[method-assign]
+    for _ in range(3):
+        with pytest.raises(NotAuthenticated) as caught:
+            discovery.metadata()
+        assert caught.value.details["reason"] == "keys_unavailable"
+    assert fetched == ["fetch"]
+    idp.start([SigningKey("k1")])
+    ticks[0] += 10
+    assert discovery.metadata().jwks_uri.startswith(idp.issuer)
+    assert fetched == ["fetch", "fetch"]

@@ -2,12 +2,16 @@
 
 Fetched once, on first need, and kept; the document's ``issuer`` must equal
 the configured one exactly (OpenID Connect Discovery 1.0, section 4.3), so a
-look-alike metadata document cannot point signoff at another key set.
+look-alike metadata document cannot point signoff at another key set. After a
+failed fetch the next try waits ``retry_after_seconds``: while the provider is
+down, requests are refused at once instead of each waiting for a timeout.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,10 +34,20 @@ class ProviderMetadata:
 class Discovery:
     """The metadata of one issuer, fetched lazily and once (thread-safe)."""
 
-    def __init__(self, issuer: str, *, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        issuer: str,
+        *,
+        timeout_seconds: float,
+        retry_after_seconds: float = 10,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.issuer = issuer
         self._timeout = timeout_seconds
+        self._retry_after = retry_after_seconds
+        self._monotonic = monotonic
         self._metadata: ProviderMetadata | None = None
+        self._failed_at: float | None = None
         self._lock = threading.Lock()
 
     @property
@@ -43,23 +57,32 @@ class Discovery:
     def metadata(self) -> ProviderMetadata:
         with self._lock:
             if self._metadata is None:
-                self._metadata = self._fetch()
+                failed = self._failed_at
+                if failed is not None and self._monotonic() - failed < self._retry_after:
+                    raise _unavailable("the identity provider's metadata could not be fetched")
+                try:
+                    self._metadata = self.fetch()
+                except NotAuthenticated:
+                    self._failed_at = self._monotonic()
+                    raise
             return self._metadata
 
     def jwks_uri(self) -> str:
         return self.metadata().jwks_uri
 
-    def _fetch(self) -> ProviderMetadata:
+    def fetch(self) -> ProviderMetadata:
+        """One GET of the discovery document, checked."""
         try:
             response = httpx.get(self.url, timeout=self._timeout, follow_redirects=False)
             response.raise_for_status()
             document: Any = response.json()
         except (httpx.HTTPError, ValueError):
-            raise NotAuthenticated(
-                "the identity provider's metadata cannot be fetched now",
-                reason="keys_unavailable",
-            ) from None
+            raise _unavailable("the identity provider's metadata cannot be fetched now") from None
         return _metadata(document, self.issuer)
+
+
+def _unavailable(message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, reason="keys_unavailable")
 
 
 def _metadata(document: Any, issuer: str) -> ProviderMetadata:
