@@ -5,11 +5,13 @@
     ├── ConfigurationError            nothing started: fix the configuration
     │   ├── InvalidReference          `module:attr` that cannot be imported or used
     │   ├── MissingExtra              an optional dependency is not installed
-    │   └── InvalidIssuer             a trusted identity issuer is configured wrongly
+    │   ├── InvalidIssuer             a trusted identity issuer is configured wrongly
+    │   └── SigningKeyError           signing key file missing, unreadable or invalid
     ├── StoreError                    storage problem
     │   ├── StoreUnavailable          store unreachable, no outcome known   (503)
     │   ├── SchemaTooNew              database written by a newer signoff
     │   └── InvalidDatabaseUrl        the database URL cannot be parsed
+    ├── ProofFormatError              a bundle, receipt or JWKS file that cannot be read
     └── Refusal                       the protocol said no; nothing changed
         ├── InvalidRequest            malformed request                      (400)
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
@@ -230,3 +232,16 @@ class RateLimited(Refusal):
 
     code = "rate_limited"
     status = 429
+
+
+class SigningKeyError(ConfigurationError):
+    """The signing key set is missing, unreadable or invalid (a configuration error)."""
+
+    code = "signing_key_error"
+
+
+class ProofFormatError(SignoffError):
+    """A bundle, receipt or JWKS file that is not in the documented format."""
+
+    code = "proof_format"
+    status = 400

@@ -32,11 +32,13 @@ LAZY_COMMANDS = {
     "chaos": ("signoff.cli._chaos:chaos", "SIGKILL real workers; count duplicates and losses."),
     "demo": ("signoff.cli._demo:demo", "Walk through the seed scenario and each refusal."),
     "dev-token": ("signoff.cli._serve:dev_token", "Print a development JWT (demo/dev only)."),
+    "keys": ("signoff.cli._proof:keys", "Signing keys: generate, rotate, export the JWKS."),
     "mcp": ("signoff.cli._agents:mcp_command", "Serve the MCP tools over stdio."),
     "notify": ("signoff.cli._notify:notify", "Webhook and e-mail deliveries of audit events."),
     "openapi": ("signoff.cli._openapi:openapi", "Print the OpenAPI document of the HTTP API."),
     "reconcile": ("signoff.cli._reconcile:reconcile", "Settle stuck executions by lookup."),
     "serve": ("signoff.cli._serve:serve", "Serve the HTTP API, the page and MCP."),
+    "token": ("signoff.cli._proof:token", "Verify a signed confirmation token offline."),
     "tools": ("signoff.cli._agents:tools", "Print the tool definitions a model sees."),
 }
 
@@ -106,8 +108,22 @@ def audit() -> None:
 
 @audit.command("verify")
 @click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
-def audit_verify(db: str | None) -> None:
-    """Exit 0 when every tenant's chain is intact; otherwise name the first bad event."""
+@click.option("--bundle", default=None, help="Verify an exported bundle offline (no database).")
+@click.option("--receipt", default=None, help="Verify one signed receipt offline.")
+@click.option("--jwks", default=None, help="Trusted public keys for --bundle/--receipt.")
+def audit_verify(
+    db: str | None, bundle: str | None, receipt: str | None, jwks: str | None
+) -> None:
+    """Exit 0 when every tenant's chain is intact; otherwise name the first bad event.
+
+    With --bundle or --receipt, check signed checkpoints, proofs and approvals
+    offline instead, with no database and no server.
+    """
+    if bundle is not None or receipt is not None:
+        from signoff.cli._proof import verify_offline
+
+        verify_offline(bundle, receipt, jwks)
+        return
     from signoff._paths import default_database_url
     from signoff.gate._gate import verify_audit
 

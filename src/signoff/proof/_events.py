@@ -1,0 +1,76 @@
+"""Audit events as they travel in bundles and receipts, and their Merkle leaves.
+
+An event's leaf in its tenant's tree is ``leaf_hash(event hash bytes)``: the
+tree commits to the same hashes the chain links, so a rewritten event needs
+a new hash, which no longer matches a signed root.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from signoff.audit._chain import AuditEvent, event_hash
+from signoff.exceptions import ProofFormatError
+from signoff.proof._merkle import leaf_hash
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "tenant": (str,),
+    "seq": (int,),
+    "at": (int,),
+    "kind": (str,),
+    "proposal_id": (str, type(None)),
+    "execution_id": (str, type(None)),
+    "actor": (str, type(None)),
+    "data": (str,),
+    "prev_hash": (str,),
+    "hash": (str,),
+}
+
+
+def event_to_dict(event: AuditEvent) -> dict[str, Any]:
+    return asdict(event)
+
+
+def event_from_dict(document: Mapping[str, Any]) -> AuditEvent:
+    if not isinstance(document, Mapping):
+        raise ProofFormatError("an event is not a JSON object")
+    for name, types in _TYPES.items():
+        value = document.get(name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise ProofFormatError(f"event field {name!r} is missing or of the wrong type")
+    if not _is_hex32(document["hash"]) or not _is_hex32(document["prev_hash"]):
+        raise ProofFormatError("event hashes are 64 lowercase hex digits")
+    return AuditEvent(**{name: document[name] for name in _TYPES})
+
+
+def _is_hex32(text: str) -> bool:
+    return len(text) == 64 and all(ch in "0123456789abcdef" for ch in text)
+
+
+def recomputed_hash(event: AuditEvent) -> str:
+    return event_hash(
+        tenant=event.tenant,
+        seq=event.seq,
+        at=event.at,
+        kind=event.kind,
+        proposal_id=event.proposal_id,
+        execution_id=event.execution_id,
+        actor=event.actor,
+        data=event.data,
+        prev_hash=event.prev_hash,
+    )
+
+
+def leaf_of(event: AuditEvent) -> bytes:
+    return leaf_hash(bytes.fromhex(event.hash))
+
+
+def payload_of(event: AuditEvent) -> dict[str, Any]:
+    try:
+        data = json.loads(event.data)
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,87 @@
+"""Signed receipts: one execution, provable alone, without the rest of the log.
+
+A signed receipt is a JWS (``typ: signoff-receipt+jwt``) whose claims state
+the proposal, tool + version, ``args_digest``, resource and state version,
+the approvers (subject, role step, decision time, device assertion), the
+request key, provider reference, outcome and time — and its evidence: the
+proposal's audit events, each with an RFC 9162 inclusion proof to a signed
+checkpoint. Every stated claim is *derived* from those events, so a verifier
+recomputes the claims from the evidence and compares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from signoff.audit._chain import AuditEvent
+from signoff.proof._bundle import b64
+from signoff.proof._events import event_to_dict, payload_of
+from signoff.proof._jws import sign_jws
+from signoff.proof._keys import SigningKey
+from signoff.proof._merkle import inclusion_proof
+
+RECEIPT_TYP = "signoff-receipt+jwt"
+TERMINAL = ("execution.succeeded", "execution.failed_terminal", "execution.resolved")
+STATED = (
+    "tenant", "proposal_id", "execution_id", "op", "args_digest", "resource", "approvers",
+    "request_key", "provider_reference", "outcome", "completed_at",
+)  # fmt: skip
+
+
+def stated_claims(events: Sequence[AuditEvent]) -> dict[str, Any]:
+    """What the receipt states, read from the proposal's events alone."""
+    created = next((e for e in events if e.kind == "proposal.created"), None)
+    finished = [e for e in events if e.kind in TERMINAL]
+    if created is None or not finished:
+        return {}
+    proposal, outcome = payload_of(created), finished[-1]
+    result = payload_of(outcome)
+    return {
+        "tenant": created.tenant,
+        "proposal_id": created.proposal_id,
+        "execution_id": outcome.execution_id,
+        "op": {"tool": proposal.get("tool"), "version": proposal.get("tool_version")},
+        "args_digest": proposal.get("args_digest"),
+        "resource": {"id": proposal.get("resource_id"), "state": proposal.get("state_version")},
+        "approvers": [_approver(e) for e in events if e.kind == "decision.approved"],
+        "request_key": next(
+            (payload_of(e).get("request_key") for e in events if e.kind == "token.consumed"), None
+        ),
+        "provider_reference": result.get("provider_reference"),
+        "outcome": result.get("status") or outcome.kind.removeprefix("execution."),
+        "completed_at": outcome.at,
+    }
+
+
+def _approver(event: AuditEvent) -> dict[str, Any]:
+    data = payload_of(event)
+    return {
+        "subject": event.actor,
+        "role": data.get("step"),
+        "decided_at": event.at,
+        "device": data.get("device"),
+    }
+
+
+def evidence_for(
+    events: Sequence[AuditEvent], leaves: Sequence[bytes], checkpoint: str
+) -> dict[str, Any]:
+    """The events with inclusion proofs into the tree of ``len(leaves)`` the note signs."""
+    return {
+        "checkpoint": checkpoint,
+        "events": [event_to_dict(e) for e in events],
+        "proofs": [[b64(h) for h in inclusion_proof(e.seq - 1, leaves)] for e in events],
+    }
+
+
+def sign_receipt(
+    key: SigningKey,
+    *,
+    issuer: str,
+    issued_at: int,
+    events: Sequence[AuditEvent],
+    evidence: dict[str, Any],
+) -> str:
+    claims = {"iss": issuer, "iat": issued_at, **stated_claims(events), "evidence": evidence}
+    return sign_jws(key, claims, typ=RECEIPT_TYP)

@@ -1,0 +1,235 @@
+"""Offline bundle verification: an intact log verifies; each kind of tampering is named."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from typing import Any
+
+from signoff.proof import KeySet, PublicKeys, Report, build_bundle, verify_bundle
+from tests.proof.conftest import (
+    ORIGIN,
+    POLICY,
+    TENANT,
+    Log,
+    SoftAuthenticator,
+    refund_flow,
+    rehash,
+    signed_checkpoints,
+)
+
+
+def _log(flows: int = 3) -> Log:
+    log = Log()
+    for i in range(flows):
+        refund_flow(log, f"prp_{i}")
+    return log
+
+
+def _bundle(log: Log, keyset: KeySet, sizes: list[int], **kw: Any) -> dict[str, Any]:
+    return build_bundle(
+        tenant=TENANT,
+        origin=ORIGIN,
+        events=log.events,
+        checkpoints=signed_checkpoints(log.events, keyset, sizes),
+        jwks=keyset.public_jwks(),
+        **kw,
+    )
+
+
+def _codes(report: Report) -> set[str]:
+    return {finding.code for finding in report.findings}
+
+
+def test_intact_bundle_verifies_with_trusted_keys(keyset: KeySet) -> None:
+    """Chain, tree, signatures, consistency and approvals all hold; nothing uncovered."""
+    log = _log()
+    report = verify_bundle(_bundle(log, keyset, [5, 10, 15]), PublicKeys(keyset.public_jwks()))
+    assert report.ok, report.findings
+    assert (report.events, report.checkpoints, report.covered, report.uncovered) == (15, 3, 15, 0)
+    assert report.executions == 3
+    assert report.notes == []
+
+
+def test_bundle_survives_json_round_trip(keyset: KeySet) -> None:
+    """What is written to a file and read back verifies the same."""
+    document = json.loads(json.dumps(_bundle(_log(), keyset, [15])))
+    assert verify_bundle(document, PublicKeys(keyset.public_jwks())).ok
+
+
+def test_events_after_the_last_checkpoint_are_reported_uncovered(keyset: KeySet) -> None:
+    """Events newer than the last checkpoint are counted, not vouched for."""
+    report = verify_bundle(_bundle(_log(), keyset, [10]))
+    assert report.ok
+    assert (report.covered, report.uncovered) == (10, 5)
+    assert "keys taken from the bundle itself" in report.notes[0]
+
+
+def test_rewritten_history_with_recomputed_hashes_is_caught(keyset: KeySet) -> None:
+    """alice → mallory, hashes and links recomputed: the chain holds, the signed root not."""
+    log = _log()
+    checkpoints = signed_checkpoints(log.events, keyset, [5, 15])
+    forged = [
+        dataclasses.replace(e, actor="mallory") if e.kind == "decision.approved" else e
+        for e in log.events
+    ]
+    document = build_bundle(
+        tenant=TENANT, origin=ORIGIN, events=rehash(forged), checkpoints=checkpoints,
+        jwks=keyset.public_jwks(),
+    )  # fmt: skip
+    report = verify_bundle(document, PublicKeys(keyset.public_jwks()))
+    assert "checkpoint_mismatch" in _codes(report)
+    assert "chain_broken" not in _codes(report) and "event_edited" not in _codes(report)
+
+
+def test_edited_event_without_rehash_is_caught(keyset: KeySet) -> None:
+    """An edit that leaves the old hash in place is named as edited content."""
+    document = _bundle(_log(), keyset, [15])
+    document["events"][1]["actor"] = "mallory"
+    assert "event_edited" in _codes(verify_bundle(document, PublicKeys(keyset.public_jwks())))
+
+
+def test_dropped_tail_after_a_checkpoint_is_caught(keyset: KeySet) -> None:
+    """A checkpoint signed 15 events; a bundle ending at 12 is missing signed events."""
+    document = _bundle(_log(), keyset, [5, 15])
+    document["events"] = document["events"][:12]
+    report = verify_bundle(document, PublicKeys(keyset.public_jwks()))
+    assert _codes(report) == {"events_missing"}
+
+
+def test_swapped_key_is_caught(keyset: KeySet) -> None:
+    """Checkpoints re-signed with another key (and that key put in the bundle) fail pinned keys."""
+    log = _log()
+    attacker = KeySet.generate()
+    document = _bundle(log, attacker, [15])
+    report = verify_bundle(document, PublicKeys(keyset.public_jwks()))
+    assert _codes(report) == {"checkpoint_signature"}
+
+
+def test_swapped_key_in_the_bundle_is_caught_without_pinned_keys(keyset: KeySet) -> None:
+    """Genuine signatures with another key in the bundle's JWKS do not verify."""
+    document = _bundle(_log(), keyset, [15])
+    document["jwks"] = KeySet.generate().public_jwks()
+    assert _codes(verify_bundle(document)) == {"checkpoint_signature"}
+
+
+def test_inconsistent_checkpoint_is_caught(keyset: KeySet) -> None:
+    """A later checkpoint over a forked history does not extend the earlier one."""
+    log = _log()
+    early = signed_checkpoints(log.events, keyset, [5])
+    forked = rehash([dataclasses.replace(log.events[1], actor="mallory"), *log.events[2:]])
+    forked = rehash([log.events[0], *forked])
+    late = signed_checkpoints(forked, keyset, [15])
+    document = build_bundle(
+        tenant=TENANT, origin=ORIGIN, events=forked, checkpoints=[*early, *late],
+        jwks=keyset.public_jwks(),
+    )  # fmt: skip
+    assert "checkpoint_inconsistent" in _codes(verify_bundle(document))
+
+
+def test_executed_digest_differs_from_approval(keyset: KeySet) -> None:
+    """An execution event whose digest is not the approved one is named."""
+    log = _log(1)
+    refund_flow(log, "prp_x", executed="e" * 64)
+    report = verify_bundle(_bundle(log, keyset, [10]))
+    assert _codes(report) == {"executed_digest_mismatch"}
+
+
+def test_execution_without_approval_is_caught(keyset: KeySet) -> None:
+    """A log that shows an execution but no approval fails the policy check."""
+    log = Log()
+    refund_flow(log, "prp_0")
+    events = rehash([e for e in log.events if e.kind != "decision.approved"])
+    document = build_bundle(
+        tenant=TENANT, origin=ORIGIN, events=events,
+        checkpoints=signed_checkpoints(events, keyset, [4]), jwks=keyset.public_jwks(),
+    )  # fmt: skip
+    assert _codes(verify_bundle(document)) == {"executed_without_approval"}
+
+
+def test_two_approvals_by_one_person_do_not_count_twice(keyset: KeySet) -> None:
+    """A 2-of-N policy met by the same person twice is flagged."""
+    log = Log()
+    refund_flow(log, "prp_0", policy={**POLICY, "approvals": 2})
+    events = list(log.events)
+    events.insert(2, dataclasses.replace(events[1]))
+    events = rehash(events)
+    document = build_bundle(
+        tenant=TENANT, origin=ORIGIN, events=events,
+        checkpoints=signed_checkpoints(events, keyset, [6]), jwks=keyset.public_jwks(),
+    )  # fmt: skip
+    assert {"duplicate_approver", "executed_without_approval"} <= _codes(verify_bundle(document))
+
+
+def test_since_bundle_verifies_from_a_checkpoint(keyset: KeySet) -> None:
+    """A bundle exported from checkpoint 5 proves its range continues that checkpoint."""
+    document = _bundle(_log(), keyset, [5, 10, 15], since=5)
+    assert len(document["events"]) == 10
+    report = verify_bundle(document, PublicKeys(keyset.public_jwks()))
+    assert report.ok, report.findings
+    assert (report.covered, report.uncovered) == (10, 0)
+
+
+def test_since_bundle_with_a_forged_frontier_is_caught(keyset: KeySet) -> None:
+    """A range that does not start at the signed checkpoint is named."""
+    document = _bundle(_log(), keyset, [5, 15], since=5)
+    document["start"]["frontier"][0] = base64.b64encode(bytes(32)).decode()
+    assert "start_mismatch" in _codes(verify_bundle(document))
+
+
+def _device_log(device: dict[str, Any] | None, pid: str = "prp_d") -> Log:
+    log = Log()
+    refund_flow(log, pid, policy={**POLICY, "device": "required"}, device=device)
+    return log
+
+
+def test_device_signed_approval_verifies_offline(keyset: KeySet) -> None:
+    """A high-risk approval carries an assertion that re-verifies from the bundle alone."""
+    authenticator = SoftAuthenticator()
+    log = Log()
+    log.add(
+        "passkey.registered",
+        {"credential_id": authenticator.credential_id, "public_key": authenticator.public_jwk()},
+        actor="alice",
+    )
+    device = authenticator.approval("prp_d", "d" * 64)
+    refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
+    report = verify_bundle(_bundle(log, keyset, [6]))
+    assert report.ok, report.findings
+    assert report.device_signatures == 1
+
+
+def test_missing_device_signature_is_caught(keyset: KeySet) -> None:
+    """A policy that asks for a device signature, met without one, is named."""
+    report = verify_bundle(_bundle(_device_log(None), keyset, [5]))
+    assert _codes(report) == {"device_signature_missing"}
+
+
+def test_device_signature_over_another_proposal_is_caught(keyset: KeySet) -> None:
+    """An assertion made for another proposal's challenge does not verify here."""
+    device = SoftAuthenticator().approval("prp_other", "d" * 64)
+    report = verify_bundle(_bundle(_device_log(device), keyset, [5]))
+    assert _codes(report) == {"device_signature_invalid"}
+
+
+def test_device_signature_for_another_origin_is_caught(keyset: KeySet) -> None:
+    """An assertion whose client data names another origin than recorded is refused."""
+    device = SoftAuthenticator().approval("prp_d", "d" * 64, origin="https://evil.example")
+    device["origin"] = "https://signoff.test"
+    report = verify_bundle(_bundle(_device_log(device), keyset, [5]))
+    assert _codes(report) == {"device_signature_invalid"}
+
+
+def test_device_key_other_than_enrolled_is_caught(keyset: KeySet) -> None:
+    """An assertion by a key the person never enrolled is named, even if it verifies."""
+    enrolled, other = SoftAuthenticator(), SoftAuthenticator()
+    log = Log()
+    log.add(
+        "passkey.registered",
+        {"credential_id": enrolled.credential_id, "public_key": enrolled.public_jwk()},
+        actor="alice",
+    )
+    device = other.approval("prp_d", "d" * 64)
+    refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
+    assert _codes(verify_bundle(_bundle(log, keyset, [6]))) == {"device_key_unknown"}

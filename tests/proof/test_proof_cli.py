@@ -1,0 +1,140 @@
+"""`signoff keys`, `signoff token verify`, `signoff audit verify --bundle/--receipt`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from signoff.cli._main import cli
+from signoff.proof import KeySet, build_bundle, evidence_for, sign_confirmation, sign_receipt
+from signoff.proof._events import leaf_of
+from tests.proof.conftest import ORIGIN, TENANT, Log, refund_flow, rehash, signed_checkpoints
+from tests.proof.test_keys_and_token import CLAIMS
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "signoff", *args], capture_output=True, text=True, check=False
+    )
+
+
+def one_error_line(result: subprocess.CompletedProcess[str], code: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error [{code}]: ") and " — " in lines[0], lines[0]
+
+
+def test_keys_generate_rotate_export(tmp_path: Path) -> None:
+    """generate writes a 0600 file; rotate adds an active key; export-jwks has no private part."""
+    keys = tmp_path / "keys.json"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["keys", "generate", "--out", str(keys)]).exit_code == 0
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o600
+    first = json.loads(keys.read_text())["active"]
+    rotated = runner.invoke(cli, ["keys", "rotate", "--keys", str(keys), "--alg", "ES256"])
+    assert rotated.exit_code == 0 and "2 keys kept" in rotated.output
+    document = json.loads(keys.read_text())
+    assert document["active"] != first and len(document["keys"]) == 2
+    exported = runner.invoke(cli, ["keys", "export-jwks", "--keys", str(keys)])
+    jwks = json.loads(exported.output)
+    assert [k["kid"] for k in jwks["keys"]] == [k["kid"] for k in document["keys"]]
+    assert all("d" not in k for k in jwks["keys"])
+
+
+def test_keys_cli_failures_are_one_line(tmp_path: Path) -> None:
+    """An existing file, a missing file: one error line with what to do, exit 2."""
+    keys = tmp_path / "keys.json"
+    KeySet.generate().save(keys)
+    one_error_line(run("keys", "generate", "--out", str(keys)), "signing_key_error")
+    one_error_line(
+        run("keys", "export-jwks", "--keys", str(tmp_path / "none.json")), "signing_key_error"
+    )
+
+
+def test_token_verify(tmp_path: Path) -> None:
+    """A valid token prints its claims; another audience is one error line."""
+    keyset = KeySet.generate()
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps(keyset.public_jwks()))
+    live = dataclasses.replace(CLAIMS, iat=1_700_000_000, exp=4_000_000_000)
+    token = sign_confirmation(keyset.active_key, live)
+    ok = CliRunner().invoke(cli, ["token", "verify", token, "--jwks", str(jwks)])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["jti"] == "tok_1"
+    one_error_line(
+        run("token", "verify", token, "--jwks", str(jwks), "--audience", "other"),
+        "audience_mismatch",
+    )
+    expired = sign_confirmation(keyset.active_key, CLAIMS)
+    one_error_line(run("token", "verify", expired, "--jwks", str(jwks)), "expired")
+
+
+def _bundle_file(tmp_path: Path, keyset: KeySet, *, forge: bool = False) -> Path:
+    log = Log()
+    for i in range(2):
+        refund_flow(log, f"prp_{i}")
+    checkpoints = signed_checkpoints(log.events, keyset, [5, 10])
+    events = log.events
+    if forge:
+        events = rehash(
+            [dataclasses.replace(e, actor="mallory") if e.seq == 2 else e for e in events]
+        )
+    document = build_bundle(
+        tenant=TENANT, origin=ORIGIN, events=events, checkpoints=checkpoints,
+        jwks=keyset.public_jwks(),
+    )  # fmt: skip
+    path = tmp_path / ("forged.json" if forge else "bundle.json")
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_audit_verify_bundle(tmp_path: Path) -> None:
+    """An intact bundle verifies (exit 0); a recomputed rewrite is named (exit 1)."""
+    keyset = KeySet.generate()
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps(keyset.public_jwks()))
+    runner = CliRunner()
+    good = runner.invoke(
+        cli,
+        ["audit", "verify", "--bundle", str(_bundle_file(tmp_path, keyset)), "--jwks", str(jwks)],
+    )
+    assert good.exit_code == 0, good.output
+    assert "10 events, 2 signed checkpoints, 10 covered, 0 not yet covered" in good.output
+    forged = runner.invoke(
+        cli, ["audit", "verify", "--bundle", str(_bundle_file(tmp_path, keyset, forge=True))]
+    )
+    assert forged.exit_code == 1
+    assert "BROKEN [checkpoint_mismatch]" in forged.output
+
+
+def test_audit_verify_receipt(tmp_path: Path) -> None:
+    """A receipt file with its JWKS verifies; a bare JWS without --jwks is one error line."""
+    keyset = KeySet.generate()
+    log = Log()
+    refund_flow(log, "prp_0")
+    [(_, note)] = signed_checkpoints(log.events, keyset, [5])
+    receipt = sign_receipt(
+        keyset.active_key,
+        issuer="https://signoff.test",
+        issued_at=1,
+        events=log.events,
+        evidence=evidence_for(log.events, [leaf_of(e) for e in log.events], note),
+    )
+    with_keys = tmp_path / "receipt.json"
+    with_keys.write_text(json.dumps({"signed_receipt": receipt, "jwks": keyset.public_jwks()}))
+    ok = CliRunner().invoke(cli, ["audit", "verify", "--receipt", str(with_keys)])
+    assert ok.exit_code == 0, ok.output
+    assert "verified" in ok.output
+    bare = tmp_path / "receipt.jws"
+    bare.write_text(receipt)
+    one_error_line(run("audit", "verify", "--receipt", str(bare)), "proof_format")
+    one_error_line(
+        run("audit", "verify", "--receipt", str(bare), "--bundle", str(bare)), "invalid_request"
+    )
