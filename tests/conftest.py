@@ -21,8 +21,12 @@ from signoff import (
     StaticRoleDirectory,
 )
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
+from signoff.gate._proof import GateProof
+from signoff.proof import KeySet
 
 TOKEN_KEY = b"k" * 32
+ISSUER = "https://signoff.test"
+TOKEN_FORMS = ("opaque", "signed")
 AGENT = Principal("u_42", "acme", actor="agent:support-bot")
 APPROVER = Principal("alice", "acme", roles=frozenset({"refund_approver"}))
 APPROVER_2 = Principal("bob", "acme", roles=frozenset({"refund_approver"}))
@@ -73,7 +77,7 @@ class World:
         return order.refunded
 
 
-def make_world(path: Path, *, seed: bool = True) -> World:
+def make_world(path: Path, *, seed: bool = True, token_form: str = "opaque") -> World:
     store = SQLiteStore(path / "signoff.db")
     store.migrate()
     shop = DemoShop(str(path / "shop.db"))
@@ -89,9 +93,21 @@ def make_world(path: Path, *, seed: bool = True) -> World:
         ]
     )
     gate = Gate(
-        demo_catalog(shop, provider), store, token_key=TOKEN_KEY, clock=clock, directory=directory
+        demo_catalog(shop, provider),
+        store,
+        token_key=TOKEN_KEY,
+        clock=clock,
+        directory=directory,
+        proof=signing(token_form),
     )
     return World(gate, store, shop, provider, clock, directory, path)
+
+
+def signing(token_form: str) -> GateProof | None:
+    """The gate's signing setup for a token form: none for opaque, a fresh key for signed."""
+    if token_form == "opaque":
+        return None
+    return GateProof(KeySet.generate(), issuer=ISSUER, token_form="signed")
 
 
 @pytest.fixture

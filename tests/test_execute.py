@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +32,16 @@ from signoff.exceptions import (
     StateChanged,
     SubjectMismatch,
 )
-from tests.conftest import AGENT, APPROVER, OTHER_TENANT, REFUND, World
+from tests.conftest import AGENT, APPROVER, OTHER_TENANT, REFUND, TOKEN_FORMS, World, make_world
+
+
+@pytest.fixture(params=TOKEN_FORMS)
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    """Every contract test here runs on both token forms: opaque and signed (JWS)."""
+    w = make_world(tmp_path, token_form=request.param)
+    yield w
+    w.store.close()
+    w.shop.close()
 
 
 def test_confirmed_refund_runs_once_with_a_receipt(world: World) -> None:

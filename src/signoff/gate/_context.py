@@ -16,6 +16,7 @@ from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import ArgsMismatch, NotFound
 from signoff.gate._hooks import ExecutionHooks
+from signoff.gate._proof import GateProof
 from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
 
@@ -35,6 +36,7 @@ class GateContext:
     audience: str
     lease: timedelta
     hooks: ExecutionHooks
+    proof: GateProof | None = None
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())

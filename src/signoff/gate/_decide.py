@@ -37,6 +37,7 @@ from signoff.gate._context import (
     write_fast,
 )
 from signoff.gate._policy import approvals_complete, decision_step
+from signoff.gate._signed import handed_token
 from signoff.gate._tokens import issue_token
 from signoff.store._sql import IdempotencyRecord, SqlTransaction
 
@@ -155,7 +156,7 @@ def _replay(
         )
     assert record.proposal_id is not None
     proposal = load_proposal(tx, principal, record.proposal_id)
-    token = None if record.token_id is None else ctx.minter.secret(record.token_id)
+    token = None if record.token_id is None else handed_token(ctx, tx, record.token_id)
     return DecisionResult(proposal=proposal, duplicate=True, confirmation_token=token)
 
 
@@ -269,7 +270,7 @@ def _record(
         now,
     )
     log.info("proposal %s %s by a decision", proposal.proposal_id, target.value)
-    token = None if token_id is None else ctx.minter.secret(token_id)
+    token = None if token_id is None else handed_token(ctx, tx, token_id)
     return DecisionResult(proposal=decided, duplicate=False, confirmation_token=token)
 
 

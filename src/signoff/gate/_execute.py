@@ -14,7 +14,6 @@ from signoff._model import (
     Proposal,
     ProposalStatus,
 )
-from signoff._tokens import token_hash
 from signoff.catalog._types import ResourceState
 from signoff.exceptions import (
     AlreadyConsumed,
@@ -44,10 +43,11 @@ from signoff.gate._context import (
 from signoff.gate._hooks import HookPoint
 from signoff.gate._policy import approvers_who_lost_role
 from signoff.gate._receipts import result_for
+from signoff.gate._signed import Presented, find_token, present
 from signoff.store._sql import IdempotencyRecord, SqlTransaction, TokenRecord
 
 MAX_KEY_LENGTH = 255
-MAX_TOKEN_LENGTH = 512
+MAX_TOKEN_LENGTH = 4096  # a signed (JWS) token is ~800 characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +68,14 @@ def execute(
         raise InvalidRequest("a confirmation token is required")
     if idempotency_key is not None and not 0 < len(idempotency_key) <= MAX_KEY_LENGTH:
         raise InvalidRequest(f"an idempotency key has 1 to {MAX_KEY_LENGTH} characters")
-    hashed = token_hash(token)
-    print_ = fingerprint("execute", {"proposal_id": proposal_id, "token_hash": hashed})
+    presented = present(ctx, token)
+    print_ = fingerprint("execute", {"proposal_id": proposal_id, "token_hash": presented.identity})
     with ctx.store.read() as tx:
         if idempotency_key is not None:
             replay = _replay(ctx, tx, principal, idempotency_key, print_)
             if replay is not None:
                 return replay
-        verified = _verify(ctx, tx, principal, proposal_id, hashed, ctx.now_micros())
+        verified = _verify(ctx, tx, principal, proposal_id, presented, ctx.now_micros())
     # Re-read the business state outside any transaction: refuse before consuming.
     tool = ctx.catalog.get(verified.proposal.tool)
     args = tool.load(verified.proposal.arguments)
@@ -86,7 +86,7 @@ def execute(
         # A racing winner may have consumed the token and moved the state meanwhile:
         # the loser is told `already_consumed`, not a misleading state refusal.
         with ctx.store.read() as tx:
-            _verify(ctx, tx, principal, proposal_id, hashed, ctx.now_micros())
+            _verify(ctx, tx, principal, proposal_id, presented, ctx.now_micros())
         raise
 
     def consume(tx: SqlTransaction) -> Execution | ExecutionResult:
@@ -95,7 +95,7 @@ def execute(
             replay = _replay(ctx, tx, principal, idempotency_key, print_)
             if replay is not None:
                 return replay
-        v = _verify(ctx, tx, principal, proposal_id, hashed, now)
+        v = _verify(ctx, tx, principal, proposal_id, presented, now)
         return _consume(ctx, tx, principal, v, now, idempotency_key, print_)
 
     def consume_fast(tx: SqlTransaction) -> Execution | ExecutionResult:
@@ -140,11 +140,11 @@ def _verify(
     tx: SqlTransaction,
     principal: Principal,
     proposal_id: str,
-    hashed: str,
+    presented: Presented,
     now: int,
 ) -> _Verified:
     proposal = load_proposal(tx, principal, proposal_id)
-    token = tx.token_by_hash(hashed)
+    token = find_token(tx, presented)
     if token is None or token.tenant != principal.tenant:
         raise InvalidToken("this confirmation token was never issued", proposal_id=proposal_id)
     if token.proposal_id != proposal.proposal_id:

@@ -26,8 +26,10 @@ from signoff.exceptions import InvalidState, NotFound, SubjectMismatch
 from signoff.gate import _decide, _execute, _lifecycle, _propose, _reconcile, _resolve
 from signoff.gate._context import GateContext, load_proposal
 from signoff.gate._hooks import ExecutionHooks, no_hooks
+from signoff.gate._proof import GateProof
 from signoff.gate._receipts import receipt_for
 from signoff.gate._reconcile import Reconciled
+from signoff.gate._signed import handed_token
 from signoff.store._base import Store
 
 
@@ -51,6 +53,7 @@ class Gate:
         directory: RoleDirectory | None = None,
         lease: timedelta = timedelta(minutes=5),
         hooks: ExecutionHooks | None = None,
+        proof: GateProof | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
@@ -63,6 +66,7 @@ class Gate:
             audience=audience,
             lease=lease,
             hooks=hooks or no_hooks,
+            proof=proof,
         )
 
     @property
@@ -184,8 +188,8 @@ class Gate:
                     status=proposal.status.value,
                 )
             token_id = tx.token_id_for(proposal_id)
-        assert token_id is not None
-        return self._ctx.minter.secret(token_id)
+            assert token_id is not None
+            return handed_token(self._ctx, tx, token_id)
 
     def audit_events(
         self, principal: Principal, *, proposal_id: str | None = None
