@@ -203,3 +203,5 @@ class ExecutionResult:
     execution: Execution
     receipt: Receipt | None
     duplicate: bool = False
+    signed_receipt: str | None = None
+    """The receipt as a JWS with inclusion proofs (docs/PROOF.md), when the gate signs."""

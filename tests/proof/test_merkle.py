@@ -11,6 +11,7 @@ import pytest
 
 from signoff.proof._merkle import (
     CompactTree,
+    PartialTree,
     consistency_proof,
     inclusion_proof,
     leaf_hash,
@@ -181,3 +182,17 @@ def test_compact_tree_resumes_from_its_frontier() -> None:
         for leaf in leaves[m:]:
             resumed.append(leaf)
         assert resumed.root() == root_hash(leaves)
+
+
+def test_partial_tree_proves_leaves_after_its_frontier() -> None:
+    """Frontier at m plus the later leaves give the same root and audit paths as the full tree."""
+    leaves = [leaf_hash(bytes([i])) for i in range(21)]
+    for m in range(21):
+        head = CompactTree()
+        for leaf in leaves[:m]:
+            head.append(leaf)
+        for n in range(m + 1, 22):
+            partial = PartialTree(head.frontier(), m, leaves[m:n])
+            assert partial.root() == root_hash(leaves[:n])
+            for i in range(m, n):
+                assert partial.inclusion_proof(i) == inclusion_proof(i, leaves[:n])

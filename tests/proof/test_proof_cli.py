@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from signoff.cli._main import cli
 from signoff.proof import KeySet, build_bundle, evidence_for, sign_confirmation, sign_receipt
 from signoff.proof._events import leaf_of
+from signoff.proof._merkle import inclusion_proof
 from tests.proof.conftest import ORIGIN, TENANT, Log, refund_flow, rehash, signed_checkpoints
 from tests.proof.test_keys_and_token import CLAIMS
 
@@ -125,7 +126,9 @@ def test_audit_verify_receipt(tmp_path: Path) -> None:
         issuer="https://signoff.test",
         issued_at=1,
         events=log.events,
-        evidence=evidence_for(log.events, [leaf_of(e) for e in log.events], note),
+        evidence=evidence_for(
+            log.events, lambda i: inclusion_proof(i, [leaf_of(e) for e in log.events]), note
+        ),
     )
     with_keys = tmp_path / "receipt.json"
     with_keys.write_text(json.dumps({"signed_receipt": receipt, "jwks": keyset.public_jwks()}))

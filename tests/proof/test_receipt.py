@@ -7,6 +7,7 @@ from typing import Any
 from signoff.proof import KeySet, PublicKeys, Report, evidence_for, sign_receipt, verify_receipt
 from signoff.proof._events import leaf_of
 from signoff.proof._jws import sign_jws
+from signoff.proof._merkle import inclusion_proof
 from signoff.proof._receipt import RECEIPT_TYP, stated_claims
 from tests.proof.conftest import Log, refund_flow, signed_checkpoints
 
@@ -24,7 +25,7 @@ def _receipt(keyset: KeySet, *, executed: str | None = None) -> tuple[str, Log]:
         issuer="https://signoff.test",
         issued_at=1,
         events=mine,
-        evidence=evidence_for(mine, leaves, note),
+        evidence=evidence_for(mine, lambda i: inclusion_proof(i, leaves), note),
     )
     return token, log
 

@@ -7,6 +7,7 @@ and receipts are checked with ``signoff.proof`` and a JWKS alone.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from signoff.proof import (
     KeySet,
     PublicKeys,
     Report,
+    keyset_from_environment,
     load_keyset,
     read_receipt_file,
     verify_bundle,
@@ -158,3 +160,29 @@ def _print(report: Report, what: str) -> None:
     for finding in report.findings:
         click.echo(f"BROKEN {finding}", err=True)
     click.echo("verified" if report.ok else f"NOT verified: {len(report.findings)} findings")
+
+
+def export(
+    db: str, tenant: str, since: int, out: str, keys_file: str | None, log_name: str
+) -> None:
+    """`signoff audit export`: checkpoint now, write the tenant's bundle."""
+    from signoff.catalog._catalog import Catalog
+    from signoff.cli._main import open_existing_store
+    from signoff.gate._gate import Gate
+    from signoff.gate._proof import GateProof
+
+    keyset = load_keyset(keys_file) if keys_file else keyset_from_environment(os.environ)
+    if keyset is None:
+        raise SigningKeyError(
+            "exporting signs a fresh checkpoint and ships the public keys"
+            f" — pass --keys FILE or set {KEYS_FILE_ENV}"
+        )
+    proof = GateProof(keyset, issuer=log_name, log_name=log_name)
+    with open_existing_store(db) as store:
+        bundle = Gate(Catalog(), store, proof=proof).export_bundle(tenant, since=since)
+    Path(out).write_text(json.dumps(bundle, indent=1) + "\n", encoding="utf-8")
+    click.echo(
+        f"wrote {out}: {len(bundle['events'])} events of tenant {tenant!r}, "
+        f"{len(bundle['checkpoints'])} checkpoints; verify with "
+        f"`signoff audit verify --bundle {out} --jwks JWKS`"
+    )

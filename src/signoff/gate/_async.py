@@ -183,6 +183,12 @@ class AsyncGate:
     async def receipt(self, principal: Principal, execution_id: str) -> Receipt:
         return await self.run_sync(self.gate.receipt, principal, execution_id)
 
+    async def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
+        return await self.run_sync(self.gate.export_bundle, tenant, since=since)
+
+    async def signed_receipt(self, principal: Principal, execution_id: str) -> str | None:
+        return await self.run_sync(self.gate.signed_receipt, principal, execution_id)
+
     async def confirmation_token(self, principal: Principal, proposal_id: str) -> str:
         return await self.run_sync(self.gate.confirmation_token, principal, proposal_id)
 

@@ -15,6 +15,7 @@ from signoff._model import DecisionKind, Principal, Proposal
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import ArgsMismatch, NotFound
+from signoff.gate._checkpoints import after_write
 from signoff.gate._hooks import ExecutionHooks
 from signoff.gate._proof import GateProof
 from signoff.store._base import Store
@@ -53,10 +54,14 @@ class GateContext:
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 with self.store.transaction() as tx:
-                    return step(tx)
+                    result = step(tx)
             except retryable:
                 if attempt == WRITE_ATTEMPTS:
                     raise
+                continue
+            if self.proof is not None:
+                after_write(self, tx.appended())  # checkpoints due by count or age
+            return result
         raise AssertionError("unreachable")
 
 

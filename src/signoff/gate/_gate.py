@@ -23,13 +23,14 @@ from signoff._tokens import TokenMinter
 from signoff.audit._chain import AuditEvent, ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import InvalidState, NotFound, SubjectMismatch
-from signoff.gate import _decide, _execute, _lifecycle, _propose, _reconcile, _resolve
+from signoff.gate import _decide, _execute, _export, _lifecycle, _propose, _reconcile, _resolve
 from signoff.gate._context import GateContext, load_proposal
 from signoff.gate._hooks import ExecutionHooks, no_hooks
 from signoff.gate._proof import GateProof
 from signoff.gate._receipts import receipt_for
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._signed import handed_token
+from signoff.gate._signed_receipt import signed_receipt, with_signed_receipt
 from signoff.store._base import Store
 
 
@@ -106,12 +107,13 @@ class Gate:
         idempotency_key: str | None = None,
     ) -> ExecutionResult:
         """Consume the token and perform the confirmed write once."""
-        return _execute.execute(
+        result = _execute.execute(
             self._ctx, principal, proposal_id, confirmation_token, idempotency_key=idempotency_key
         )
+        return with_signed_receipt(self._ctx, result)
 
     def retry(self, principal: Principal, execution_id: str) -> ExecutionResult:
-        return _reconcile.retry(self._ctx, principal, execution_id)
+        return with_signed_receipt(self._ctx, _reconcile.retry(self._ctx, principal, execution_id))
 
     def reconcile(
         self, *, older_than: timedelta = timedelta(0), limit: int = 100
@@ -128,7 +130,7 @@ class Gate:
         reason: str,
     ) -> ExecutionResult:
         """A person (``signoff_admin``) records what the provider shows for a stuck execution."""
-        return _resolve.resolve(
+        result = _resolve.resolve(
             self._ctx,
             principal,
             execution_id,
@@ -136,6 +138,7 @@ class Gate:
             provider_reference=provider_reference,
             reason=reason,
         )
+        return with_signed_receipt(self._ctx, result)
 
     def revoke(self, principal: Principal, proposal_id: str, *, reason: str) -> Proposal:
         return _lifecycle.revoke(self._ctx, principal, proposal_id, reason=reason)
@@ -172,6 +175,13 @@ class Gate:
         execution = self.execution(principal, execution_id)
         return receipt_for(self.proposal(principal, execution.proposal_id), execution)
 
+    def signed_receipt(self, principal: Principal, execution_id: str) -> str | None:
+        """The execution's receipt as a JWS with inclusion proofs; None unsigned or not yet."""
+        execution = self.execution(principal, execution_id)
+        if not execution.status.is_terminal:
+            return None
+        return signed_receipt(self._ctx, execution.tenant, execution.proposal_id, execution_id)
+
     def confirmation_token(self, principal: Principal, proposal_id: str) -> str:
         """Hand the token again to the one principal it is bound to (e.g. an agent)."""
         with self.store.read() as tx:
@@ -199,6 +209,10 @@ class Gate:
 
     def verify_audit(self) -> ChainReport:
         return verify_audit(self.store)
+
+    def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
+        """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``."""
+        return _export.export_bundle(self._ctx, tenant, since=since)
 
 
 def verify_audit(store: Store) -> ChainReport:

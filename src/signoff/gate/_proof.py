@@ -32,7 +32,9 @@ class GateProof:
     tool_forms: Mapping[str, TokenForm] = field(default_factory=dict)
     checkpoint_events: int = 64
     checkpoint_seconds: int = 60
-    _state: _CheckpointState = field(default_factory=lambda: _CheckpointState(), repr=False)
+    state: _CheckpointState = field(
+        default_factory=lambda: _CheckpointState(), repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         forms = {self.token_form, *self.tool_forms.values()}
@@ -47,7 +49,7 @@ class GateProof:
 
     @property
     def public_keys(self) -> PublicKeys:
-        return self._state.public_keys(self.keys)
+        return self.state.public_keys(self.keys)
 
     def origin(self, tenant: str) -> str:
         return origin_for(self.log_name, tenant)

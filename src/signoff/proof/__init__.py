@@ -21,7 +21,7 @@ from signoff.proof._keys import (
     keyset_from_json,
     load_keyset,
 )
-from signoff.proof._merkle import CompactTree, leaf_hash, root_hash
+from signoff.proof._merkle import CompactTree, PartialTree, leaf_hash, root_hash
 from signoff.proof._receipt import RECEIPT_TYP, evidence_for, sign_receipt
 from signoff.proof._report import Finding, Report
 from signoff.proof._token import (
@@ -45,6 +45,7 @@ __all__ = [
     "DeviceCheckFailed",
     "Finding",
     "KeySet",
+    "PartialTree",
     "PublicKeys",
     "Report",
     "SigningKey",

@@ -164,3 +164,55 @@ class CompactTree:
         for _, h in reversed(self._stack[:-1]):
             result = node_hash(h, result)
         return result
+
+
+def _subtree_sizes(size: int) -> list[int]:
+    return [1 << bit for bit in reversed(range(size.bit_length())) if size >> bit & 1]
+
+
+class PartialTree:
+    """A tree known by its frontier at size ``m`` and the leaves after it.
+
+    Enough to prove the inclusion of any leaf at index ``>= m`` in the tree of
+    ``m + len(leaves)``: every audit-path node is either inside the new range
+    or a union of the frontier's aligned subtrees. A signed receipt needs only
+    the events since the checkpoint before its proposal, not the whole log.
+    """
+
+    def __init__(self, frontier: Sequence[bytes], m: int, leaves: Sequence[bytes]) -> None:
+        if len(frontier) != len(_subtree_sizes(m)):
+            raise ValueError("the frontier does not match the tree size")
+        self._m, self._leaves = m, list(leaves)
+        self._known: dict[tuple[int, int], bytes] = {}
+        start = 0
+        for size, digest in zip(_subtree_sizes(m), frontier, strict=True):
+            self._known[(start, size)] = digest
+            start += size
+        self.size = m + len(self._leaves)
+
+    def _mth(self, a: int, b: int) -> bytes:
+        known = self._known.get((a, b - a))
+        if known is not None:
+            return known
+        if a >= self._m:
+            return root_hash(self._leaves[a - self._m : b - self._m])
+        if b - a == 1:
+            raise ValueError("a leaf before the frontier is not known")
+        k = _split(b - a)
+        return node_hash(self._mth(a, a + k), self._mth(a + k, b))
+
+    def root(self) -> bytes:
+        return self._mth(0, self.size) if self.size else EMPTY_ROOT
+
+    def inclusion_proof(self, index: int) -> list[bytes]:
+        if not self._m <= index < self.size:
+            raise ValueError("only leaves after the frontier can be proven")
+        return self._path(index, 0, self.size)
+
+    def _path(self, i: int, a: int, b: int) -> list[bytes]:
+        if b - a == 1:
+            return []
+        k = _split(b - a)
+        if i < a + k:
+            return [*self._path(i, a, a + k), self._mth(a + k, b)]
+        return [*self._path(i, a + k, b), self._mth(a, a + k)]

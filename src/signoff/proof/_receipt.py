@@ -11,7 +11,7 @@ recomputes the claims from the evidence and compares them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from signoff.audit._chain import AuditEvent
@@ -19,7 +19,6 @@ from signoff.proof._bundle import b64
 from signoff.proof._events import event_to_dict, payload_of
 from signoff.proof._jws import sign_jws
 from signoff.proof._keys import SigningKey
-from signoff.proof._merkle import inclusion_proof
 
 RECEIPT_TYP = "signoff-receipt+jwt"
 TERMINAL = ("execution.succeeded", "execution.failed_terminal", "execution.resolved")
@@ -65,13 +64,17 @@ def _approver(event: AuditEvent) -> dict[str, Any]:
 
 
 def evidence_for(
-    events: Sequence[AuditEvent], leaves: Sequence[bytes], checkpoint: str
+    events: Sequence[AuditEvent], prove: Callable[[int], list[bytes]], checkpoint: str
 ) -> dict[str, Any]:
-    """The events with inclusion proofs into the tree of ``len(leaves)`` the note signs."""
+    """The events, each with ``prove(leaf index)``: its audit path to the root ``checkpoint`` signs.
+
+    ``prove`` is ``PartialTree.inclusion_proof`` at the gate (only the events
+    since an earlier checkpoint are read) or ``inclusion_proof(i, leaves)``.
+    """
     return {
         "checkpoint": checkpoint,
         "events": [event_to_dict(e) for e in events],
-        "proofs": [[b64(h) for h in inclusion_proof(e.seq - 1, leaves)] for e in events],
+        "proofs": [[b64(h) for h in prove(e.seq - 1)] for e in events],
     }
 
 

@@ -9,7 +9,7 @@ from signoff.exceptions import SchemaTooNew
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -141,6 +141,19 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (destination, tenant, seq)
         )""",
         "CREATE INDEX deliveries_due ON deliveries (status, next_attempt_at)",
+    ),
+    # Signed checkpoints (C2SP tlog-checkpoint notes) of each tenant's audit tree,
+    # with the tree's frontier so the next one folds in only the newer events.
+    3: (
+        """CREATE TABLE checkpoints (
+            tenant TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            root TEXT NOT NULL,
+            frontier TEXT NOT NULL,
+            note TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (tenant, size)
+        )""",
     ),
 }
 

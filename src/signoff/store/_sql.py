@@ -9,6 +9,7 @@ Read Committed. Statements are written with ``?`` placeholders; a backend's
 from __future__ import annotations
 
 from signoff.store._q_audit import AuditQueries
+from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
@@ -24,11 +25,13 @@ class SqlTransaction(
     IdempotencyQueries,
     AuditQueries,
     DeliveryQueries,
+    CheckpointQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
 
 __all__ = [
+    "CheckpointRecord",
     "Connection",
     "Cursor",
     "DeliveryRecord",
