@@ -241,7 +241,6 @@ class SigningKeyError(ConfigurationError):
 
 
 class ProofFormatError(SignoffError):
-    """A bundle, receipt or JWKS file that is not in the documented format."""
+    """A bundle, receipt or JWKS file that is not in the documented format (offline tools)."""
 
     code = "proof_format"
-    status = 400
