@@ -5,7 +5,9 @@ frontier, signs the new root as a C2SP note and stores it (its own small
 write transaction, after the write that appended the events committed).
 Two workers checkpointing the same size sign the same root; the first row
 stands. Checkpointing never turns a committed write into an error: a failure
-is logged and the next write tries again.
+is logged and the next write tries again. ``signoff.proof`` (PyJWT,
+``cryptography``) is imported on first use, so ``import signoff`` stays light
+for processes that sign nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import StoreError
-from signoff.proof import Checkpoint, CompactTree, leaf_hash, sign_checkpoint
 from signoff.store._sql import CheckpointRecord, SqlTransaction
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ MICROS = 1_000_000
 
 def checkpoint(ctx: GateContext, tenant: str) -> CheckpointRecord | None:
     """Sign the tenant's tree at its current head (or return the checkpoint already there)."""
+    from signoff.proof import Checkpoint, CompactTree, leaf_hash, sign_checkpoint
+
     proof = ctx.proof
     assert proof is not None
 

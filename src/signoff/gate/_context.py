@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from signoff._canonical import args_digest
 from signoff._clock import Clock, to_micros
@@ -17,9 +17,11 @@ from signoff.catalog._catalog import Catalog
 from signoff.exceptions import ArgsMismatch, NotFound
 from signoff.gate._checkpoints import after_write
 from signoff.gate._hooks import ExecutionHooks
-from signoff.gate._proof import GateProof
 from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
+
+if TYPE_CHECKING:
+    from signoff.gate._proof import GateProof
 
 log = logging.getLogger("signoff")
 

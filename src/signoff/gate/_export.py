@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.exceptions import InvalidRequest
 from signoff.gate._checkpoints import checkpoint
-from signoff.proof import build_bundle
 
 if TYPE_CHECKING:
     from signoff.gate._context import GateContext
@@ -21,6 +20,8 @@ def export_bundle(ctx: GateContext, tenant: str, *, since: int = 0) -> dict[str,
     proof = ctx.proof
     if proof is None:
         raise InvalidRequest("exporting needs the signing keys — set SIGNOFF_SIGNING_KEYS_FILE")
+    from signoff.proof import build_bundle
+
     checkpoint(ctx, tenant)
     with ctx.store.read() as tx:
         events = tx.audit_events(tenant=tenant)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from signoff._clock import Clock, RandomSource, SystemClock, SystemRandom
 from signoff._directory import RoleDirectory
@@ -26,12 +26,14 @@ from signoff.exceptions import InvalidState, NotFound, SubjectMismatch
 from signoff.gate import _decide, _execute, _export, _lifecycle, _propose, _reconcile, _resolve
 from signoff.gate._context import GateContext, load_proposal
 from signoff.gate._hooks import ExecutionHooks, no_hooks
-from signoff.gate._proof import GateProof
 from signoff.gate._receipts import receipt_for
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._signed import handed_token
 from signoff.gate._signed_receipt import signed_receipt, with_signed_receipt
 from signoff.store._base import Store
+
+if TYPE_CHECKING:
+    from signoff.gate._proof import GateProof
 
 
 class Gate:

@@ -10,13 +10,16 @@ forms share one consume path and one set of refusals.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from signoff._canonical import sha256_hex
 from signoff._tokens import token_hash
 from signoff.exceptions import InvalidToken
 from signoff.gate._context import GateContext
-from signoff.proof import ConfirmationClaims, sign_confirmation, verify_confirmation
 from signoff.store._sql import SqlTransaction, TokenRecord
+
+if TYPE_CHECKING:
+    from signoff.proof import ConfirmationClaims
 
 MICROS = 1_000_000
 
@@ -39,6 +42,8 @@ def present(ctx: GateContext, token: str) -> Presented:
         return Presented(token_hash(token))
     if ctx.proof is None:
         raise InvalidToken("this deployment does not accept signed confirmation tokens")
+    from signoff.proof import verify_confirmation
+
     claims = verify_confirmation(
         token,
         ctx.proof.public_keys,
@@ -71,11 +76,15 @@ def handed_token(ctx: GateContext, tx: SqlTransaction, token_id: str) -> str:
         return ctx.minter.secret(token_id)
     proposal = tx.proposal(record.tenant, record.proposal_id)
     assert proposal is not None
+    from signoff.proof import sign_confirmation
+
     claims = _claims_of(record, proposal.tool_version, ctx.proof.issuer)
     return sign_confirmation(ctx.proof.keys.active_key, claims)
 
 
 def _claims_of(record: TokenRecord, tool_version: str, issuer: str) -> ConfirmationClaims:
+    from signoff.proof import ConfirmationClaims
+
     return ConfirmationClaims(
         iss=issuer,
         aud=record.audience,

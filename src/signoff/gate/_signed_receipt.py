@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING
 from signoff._model import ExecutionResult
 from signoff.audit._chain import AuditEvent
 from signoff.gate._checkpoints import checkpoint_quietly
-from signoff.proof import PartialTree, evidence_for, leaf_hash, sign_receipt
-from signoff.proof._receipt import TERMINAL
 from signoff.store._sql import CheckpointRecord, SqlTransaction
 
 if TYPE_CHECKING:
     from signoff.gate._context import GateContext
+    from signoff.proof import PartialTree
 
 MICROS = 1_000_000
 
@@ -43,6 +42,9 @@ def signed_receipt(
     proof = ctx.proof
     if proof is None:
         return None
+    from signoff.proof import evidence_for, sign_receipt
+    from signoff.proof._receipt import TERMINAL
+
     with ctx.store.read() as tx:
         events = tx.audit_events(tenant=tenant, proposal_id=proposal_id)
         outcome = [e for e in events if e.kind in TERMINAL and e.execution_id == execution_id]
@@ -63,6 +65,8 @@ def signed_receipt(
 
 
 def _tree(tx: SqlTransaction, tenant: str, first: int, covering: CheckpointRecord) -> PartialTree:
+    from signoff.proof import PartialTree, leaf_hash
+
     base = tx.checkpoint_before(tenant, first)
     size = 0 if base is None else base.size
     frontier = [] if base is None else [base64.b64decode(h) for h in base.frontier]
