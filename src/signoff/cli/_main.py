@@ -137,7 +137,7 @@ def audit_verify(
 
 
 @audit.command("export")
-@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=DEFAULT_DB, help=DB_HELP)
+@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
 @click.option("--tenant", required=True, help="The tenant whose log to export.")
 @click.option("--since", default=0, type=int, help="Size of a checkpoint to continue from.")
 @click.option("--out", required=True, help="The bundle file to write.")
@@ -146,12 +146,13 @@ def audit_verify(
 )
 @click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default="signoff", show_default=True)
 def audit_export(
-    db: str, tenant: str, since: int, out: str, keys_file: str | None, log_name: str
+    db: str | None, tenant: str, since: int, out: str, keys_file: str | None, log_name: str
 ) -> None:
     """Write a tenant's events, signed checkpoints, proofs and public keys to one file."""
+    from signoff._paths import default_database_url
     from signoff.cli._proof import export
 
-    export(db, tenant, since, out, keys_file, log_name)
+    export(db or default_database_url(), tenant, since, out, keys_file, log_name)
 
 
 def open_existing_store(url: str) -> Store:
