@@ -10,6 +10,7 @@ from signoff.agents._render import ConfirmationPages
 from signoff.agents._service import AgentTools
 from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
+from signoff.mcp_server._completion import CompletionWatcher
 from signoff.mcp_server._identity import PrincipalTokenVerifier, SessionIdentity
 from signoff.mcp_server._tools import mcp_tools
 
@@ -47,6 +48,7 @@ def create_mcp_server(
     agate = gate if isinstance(gate, AsyncGate) else AsyncGate(gate)
     pages = ConfirmationPages(public_url) if public_url is not None else ConfirmationPages()
     tools = AgentTools(agate.gate, pages=pages)
+    watcher = CompletionWatcher(agate)
     auth = None
     if token_verifier is not None:
         auth = AuthSettings(
@@ -62,7 +64,8 @@ def create_mcp_server(
         version=__version__,
         token_verifier=token_verifier,
         auth=auth,
-        tools=mcp_tools(tools, identity, agate),
+        tools=mcp_tools(tools, identity, agate, watcher),
+        lifespan=lambda server: watcher.running(),
         request_state_security=(
             RequestStateSecurity(keys=request_state_keys) if request_state_keys else None
         ),

@@ -39,6 +39,7 @@ from signoff.agents._service import AgentTools, ToolOutput, refuse
 from signoff.exceptions import InvalidRequest, SignoffError
 from signoff.gate._async import AsyncGate
 from signoff.mcp_server import _confirm
+from signoff.mcp_server._completion import CompletionWatcher
 from signoff.mcp_server._identity import SessionIdentity
 
 ToolResult = CallToolResult | InputRequiredResult
@@ -53,8 +54,13 @@ class _Arguments(ArgModelBase):
         return {"arguments": dict(self.model_extra or {})}
 
 
-def mcp_tools(tools: AgentTools, identity: SessionIdentity, gate: AsyncGate) -> list[Tool]:
-    return [_mcp_tool(spec, _handler(spec, tools, identity, gate)) for spec in tools.definitions]
+def mcp_tools(
+    tools: AgentTools, identity: SessionIdentity, gate: AsyncGate, watcher: CompletionWatcher
+) -> list[Tool]:
+    return [
+        _mcp_tool(spec, _handler(spec, tools, identity, gate, watcher))
+        for spec in tools.definitions
+    ]
 
 
 def tool_definitions(specs: list[AgentTool]) -> list[dict[str, Any]]:
@@ -98,14 +104,18 @@ def _mcp_tool(spec: AgentTool, handler: Callable[..., Any]) -> Tool:
 
 
 def _handler(
-    spec: AgentTool, tools: AgentTools, identity: SessionIdentity, gate: AsyncGate
+    spec: AgentTool,
+    tools: AgentTools,
+    identity: SessionIdentity,
+    gate: AsyncGate,
+    watcher: CompletionWatcher,
 ) -> Callable[..., Any]:
     if spec.kind is ToolKind.REQUEST:
         assert spec.write_tool is not None
         write_tool = spec.write_tool
 
         async def request(arguments: dict[str, Any], ctx: Context) -> ToolResult:
-            return await _request(tools, identity, gate, write_tool, arguments, ctx)
+            return await _request(tools, identity, gate, watcher, write_tool, arguments, ctx)
 
         return request
 
@@ -123,6 +133,7 @@ async def _request(
     tools: AgentTools,
     identity: SessionIdentity,
     gate: AsyncGate,
+    watcher: CompletionWatcher,
     write_tool: str,
     arguments: dict[str, Any],
     ctx: Context,
@@ -162,6 +173,9 @@ async def _request(
         return result(
             await gate.run_sync(tools.describe, agent, proposal, confirmation=unavailable)
         )
+    if channel == "url" and answer.action == "accept":
+        # The person went to the page: tell the agent when the decision is in.
+        watcher.watch(ctx.session, agent, proposal.proposal_id)
     return result(
         await gate.run_sync(_confirm.settle, tools, agent, identity.human(), asked, answer)
     )
