@@ -8,6 +8,7 @@ test checks the demo provider's ledger or the audit log, not only the page.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
@@ -32,8 +34,9 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from signoff import Proposal, ProposalStatus
+from signoff import Decision, DecisionKind, Principal, Proposal, ProposalStatus
 from signoff.http import AppState, Settings, create_app, state_of
+from signoff.web._headers import CONTENT_SECURITY_POLICY
 from tests.conftest import AGENT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -373,3 +376,84 @@ def test_the_screenshots_script_works_as_documented(tmp_path: Path) -> None:
     for name in ("ui-inbox.png", "ui-detail.png"):
         png = (tmp_path / name).read_bytes()
         assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+# The live inbox (server-sent events from the audit chain; static/live.js under the CSP).
+BOB = Principal("bob", "acme", roles=frozenset({"refund_approver"}))
+
+
+def test_a_new_proposal_appears_and_a_decided_one_leaves_without_a_reload(
+    live: Live, page: Page
+) -> None:
+    """alice's open inbox gains the agent's new proposal, then loses it when bob approves."""
+    violations: list[str] = []
+    page.on(
+        "console", lambda m: violations.append(m.text) if "Content Security" in m.text else None
+    )
+    sign_in(page, live, "alice")
+    loads: list[str] = []
+    page.on("load", lambda _: loads.append(page.url))
+    proposal = live.propose("ord_1040")
+    link = page.get_by_role("link", name=proposal.preview["title"])
+    link.wait_for(state="visible")
+    live.state.gate.decide(
+        BOB,
+        proposal.proposal_id,
+        Decision(DecisionKind.APPROVE, proposal.version),
+        idempotency_key="bob-live-1",
+    )
+    link.wait_for(state="detached")
+    assert page.locator("[data-live-status]").inner_text() == "Updated just now."
+    assert loads == []  # no navigation: the list was swapped in place
+    assert violations == []
+    assert "connect-src 'self'" in CONTENT_SECURITY_POLICY
+
+
+def stream_frames(
+    live: Live, cookies: dict[str, str], headers: dict[str, str], n: int
+) -> list[Any]:
+    """Read ``n`` events from /ui/events as an EventSource would."""
+    frames: list[Any] = []
+    client = httpx.Client(base_url=live.base, cookies=cookies, timeout=30)
+    with client, client.stream("GET", "/ui/events", headers=headers) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        event: dict[str, str] = {}
+        for line in response.iter_lines():
+            if line == "" and "data" in event:
+                frames.append(event)
+                event = {}
+                if len(frames) == n:
+                    break
+            elif ":" in line and not line.startswith(":"):
+                key, _, value = line.partition(":")
+                event[key] = value.strip()
+    return frames
+
+
+def test_events_carry_only_a_type_and_resume_after_last_event_id(live: Live, page: Page) -> None:
+    """id = audit seq; data = type and seq, no proposal content; Last-Event-ID resumes."""
+    sign_in(page, live, "alice")
+    cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+    first = live.propose("ord_1041")
+    second = live.propose("ord_1042")
+    seqs = [
+        e.seq
+        for e in live.state.gate.audit_events(AGENT)
+        if e.proposal_id in (first.proposal_id, second.proposal_id) and e.kind == "proposal.created"
+    ]
+    frames = stream_frames(live, cookies, {"Last-Event-ID": str(seqs[0] - 1)}, 2)
+    assert [int(f["id"]) for f in frames] == seqs
+    assert [json.loads(f["data"]) for f in frames] == [
+        {"type": "proposal.awaiting_confirmation", "seq": s} for s in seqs
+    ]
+    assert all(f["event"] == "inbox" for f in frames)
+    assert first.proposal_id not in json.dumps(frames)
+    resumed = stream_frames(live, cookies, {"Last-Event-ID": str(seqs[0])}, 1)
+    assert int(resumed[0]["id"]) == seqs[1]
+
+
+def test_the_stream_needs_a_session(live: Live) -> None:
+    with httpx.Client(base_url=live.base, timeout=30) as client:
+        refused = client.get("/ui/events")
+    assert refused.status_code == 401

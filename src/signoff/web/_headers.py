@@ -1,9 +1,10 @@
 """Security headers on every response under ``/ui``: no framing, no inline code, no caching.
 
-The Content-Security-Policy allows scripts and styles from this origin only
-(no inline script, no inline style, no ``eval``), forms that post back here
-only, and no framing (``frame-ancestors 'none'`` plus ``X-Frame-Options:
-DENY`` for old browsers), so the approve button cannot be clickjacked.
+The Content-Security-Policy allows scripts, styles and connections (the live
+inbox's event stream) to this origin only (no inline script, no inline
+style, no ``eval``), forms that post back here only, and no framing
+(``frame-ancestors 'none'`` plus ``X-Frame-Options: DENY`` for old browsers),
+so the approve button cannot be clickjacked.
 Pages are ``no-store``: a decision page must never come back from a cache.
 """
 
@@ -18,7 +19,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "script-src 'self'",
         "style-src 'self'",
         "img-src 'self'",
-        "connect-src 'none'",
+        "connect-src 'self'",  # the live inbox's EventSource and its same-origin refresh
         "form-action 'self'",
         "frame-ancestors 'none'",
         "base-uri 'none'",

@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.exceptions import NotFound, SignoffError
+from signoff.notify._feed import head
 from signoff.web._refusals import refusal_page
 from signoff.web._ui import PREFIX, Ui, new_idempotency_key, signed_in
 from signoff.web._views import current_state, entitlement, outcome
@@ -28,11 +29,13 @@ def inbox(request: Request) -> Response:
         return who
     ui, session, principal = who
     now = ui.now()
+    # Read before the list: the live inbox (_live) streams every change after this point.
+    live_after = head(ui.app_state.gate.store, principal.tenant)
     waiting = ui.app_state.gate.proposals(
         principal, statuses=[ProposalStatus.AWAITING_CONFIRMATION], limit=LIST_LIMIT
     )
     mine = [p for p in waiting if now < p.expires_at and entitlement(p, principal).may_decide]
-    return ui.render("inbox.html", session, {"proposals": mine})
+    return ui.render("inbox.html", session, {"proposals": mine, "live_after": live_after})
 
 
 @router.get("/history")
