@@ -394,7 +394,7 @@ def test_a_new_proposal_appears_and_a_decided_one_leaves_without_a_reload(
     loads: list[str] = []
     page.on("load", lambda _: loads.append(page.url))
     proposal = live.propose("ord_1040")
-    link = page.get_by_role("link", name=proposal.preview["title"])
+    link = page.get_by_role("link", name=proposal.preview.title)
     link.wait_for(state="visible")
     live.state.gate.decide(
         BOB,
