@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from signoff._model import Principal, ProposalStatus
-from signoff.exceptions import SignoffError
+from signoff.exceptions import NotFound, SignoffError
 from signoff.gate._async import AsyncGate
 
 log = logging.getLogger("signoff.mcp")
@@ -55,8 +55,11 @@ class CompletionWatcher:
         for key, watched in list(self._watched.items()):
             try:
                 proposal = await self.gate.proposal(watched.principal, watched.proposal_id)
-            except SignoffError:
+            except NotFound:
                 self._watched.pop(key, None)
+                continue
+            except SignoffError as exc:  # the store is away: ask again on the next pass
+                log.warning("elicitation %s: cannot read it now: %s", watched.proposal_id, exc)
                 continue
             open_ = proposal.status is ProposalStatus.AWAITING_CONFIRMATION
             if open_ and self.gate.clock.now() < proposal.expires_at:
@@ -67,6 +70,9 @@ class CompletionWatcher:
                 done += 1
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 log.info("elicitation %s: the session ended first", watched.proposal_id)
+            except Exception:
+                # One broken session must not stop the watcher (it runs for the whole server).
+                log.exception("elicitation %s: the notification failed", watched.proposal_id)
         return done
 
     async def run(self) -> None:
