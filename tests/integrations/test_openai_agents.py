@@ -131,6 +131,7 @@ def test_a_signoff_decision_releases_the_run_across_a_restart(
     answer = asyncio.run(run())
     assert (answer["kind"], answer["status"]) == ("execution", "succeeded")
     assert world.ledger_amounts() == [("ord_1001", 19900)]
+    assert len(world.gate.proposals(AGENT)) == 1  # resuming never proposed again
 
 
 def test_a_signoff_rejection_rejects_the_call(world: World, agate: AsyncGate) -> None:
