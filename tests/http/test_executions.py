@@ -35,7 +35,11 @@ def test_execute_refunds_once_and_returns_the_receipt(api: Api) -> None:
     status = api.client.get(
         f"/v1/executions/{body['execution']['execution_id']}", headers=auth(AGENT)
     ).json()
-    assert status == {"execution": body["execution"], "receipt": body["receipt"]}
+    assert status == {
+        "execution": body["execution"],
+        "receipt": body["receipt"],
+        "signed_receipt": body["signed_receipt"],
+    }
 
 
 def test_same_key_replays_the_first_response(api: Api) -> None:

@@ -22,7 +22,7 @@ from signoff.catalog._tool import StrictArgs, WriteTool
 from signoff.catalog._types import SideEffect
 
 MAX_ID_CHARS = 128
-MAX_TOKEN_CHARS = 512
+MAX_TOKEN_CHARS = 4096  # a signed (JWS) token is ~800 characters
 
 
 class ExecuteArgs(StrictArgs):

@@ -159,6 +159,10 @@ EXECUTION: dict[str, Any] = {
         "kind": {"const": "execution"},
         "proposal_id": _STRING,
         **_EXECUTION_FIELDS,
+        "signed_receipt": {
+            **_NULLABLE_STRING,
+            "description": "The receipt as a JWS with inclusion proofs (docs/PROOF.md)",
+        },
         "duplicate": {"type": "boolean"},
         "next_step": _STRING,
     },

@@ -74,12 +74,18 @@ def proposal_payload(
 
 
 def execution_payload(
-    proposal: Proposal, execution: Execution, receipt: Receipt | None, *, duplicate: bool
+    proposal: Proposal,
+    execution: Execution,
+    receipt: Receipt | None,
+    *,
+    duplicate: bool,
+    signed_receipt: str | None = None,
 ) -> dict[str, Any]:
     return {
         "kind": "execution",
         "proposal_id": proposal.proposal_id,
         **_execution_fields(execution, receipt),
+        "signed_receipt": signed_receipt,
         "duplicate": duplicate,
         "next_step": execution_next_step(proposal.tool, execution.status),
     }

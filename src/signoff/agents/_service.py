@@ -105,7 +105,11 @@ class AgentTools:
             result = self._resume(principal, proposal, exc)
         return ToolOutput(
             execution_payload(
-                proposal, result.execution, result.receipt, duplicate=result.duplicate
+                proposal,
+                result.execution,
+                result.receipt,
+                duplicate=result.duplicate,
+                signed_receipt=result.signed_receipt,
             ),
             proposal=proposal,
         )

@@ -69,6 +69,11 @@ def serve(config: str | None, **flags: Any) -> None:
             os.environ[ENV_PREFIX + name.upper()] = str(value)
     if config is not None:
         os.environ["SIGNOFF_CONFIG"] = str(Path(config).resolve())
+    if settings.demo and settings.signing_keyset() is None:
+        from signoff.proof import KeySet
+
+        # Demo mode signs with a key made now, handed to every worker like the settings.
+        os.environ[ENV_PREFIX + "SIGNING_KEYS"] = KeySet.generate().to_json()
     _start_banner(settings)
     uvicorn.run(
         "signoff.http._app:app_from_environment",

@@ -76,6 +76,11 @@ class Gate:
     def clock(self) -> Clock:
         return self._ctx.clock
 
+    @property
+    def proof(self) -> GateProof | None:
+        """What this gate signs with (keys, token forms, checkpoints), if anything."""
+        return self._ctx.proof
+
     def propose(
         self,
         principal: Principal,

@@ -26,6 +26,7 @@ from signoff.http import (
     _deliveries,
     _demo,
     _executions,
+    _jwks,
     _proposals,
     _resource,
     _system,
@@ -39,6 +40,7 @@ from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
 from signoff.http._settings import Settings, SettingsError
+from signoff.http._signing import gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator
 from signoff.store import open_store
@@ -80,7 +82,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
-    for module in (_system, _proposals, _executions, _audit, _deliveries, _resource):
+    for module in (_system, _proposals, _executions, _audit, _deliveries, _resource, _jwks):
         app.include_router(module.router)
     if state.demo is not None:
         app.include_router(_demo.router)
@@ -122,7 +124,11 @@ def _build_state(
                 closers.append(demo.shop.close)
             catalog = demo_catalog(demo.shop, demo.provider) if demo else load_catalog(settings)
             gate = Gate(
-                catalog, store, token_key=settings.effective_token_key(), audience=settings.audience
+                catalog,
+                store,
+                token_key=settings.effective_token_key(),
+                audience=settings.audience,
+                proof=gate_proof(settings),
             )
             lifespans.append(partial(_reconciling, gate, settings))
         authenticator = authenticator or Authenticator.from_settings(settings)

@@ -64,9 +64,11 @@ async def read_execution(
     receipt = (
         await state.agate.receipt(caller, execution_id) if execution.status.is_terminal else None
     )
+    signed = None if receipt is None else await state.agate.signed_receipt(caller, execution_id)
     return ExecutionStatusView(
         execution=ExecutionView.of(execution),
         receipt=None if receipt is None else ReceiptView.of(receipt),
+        signed_receipt=signed,
     )
 
 
@@ -117,4 +119,5 @@ def _outcome(result: ExecutionResult, response: Response) -> ExecutionOutcomeVie
         execution=ExecutionView.of(result.execution),
         receipt=None if result.receipt is None else ReceiptView.of(result.receipt),
         duplicate=result.duplicate,
+        signed_receipt=result.signed_receipt,
     )

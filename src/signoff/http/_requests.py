@@ -39,7 +39,7 @@ class DecisionRequest(Body):
 
 class ExecuteRequest(Body):
     proposal_id: Id
-    confirmation_token: Annotated[str, Field(min_length=1, max_length=512)]
+    confirmation_token: Annotated[str, Field(min_length=1, max_length=4096)]
 
 
 class ResolveRequest(Body):

@@ -26,7 +26,7 @@ from pydantic_settings import (
 )
 
 from signoff._paths import default_database_url
-from signoff.exceptions import ConfigurationError
+from signoff.exceptions import ConfigurationError, SigningKeyError
 from signoff.http._settings_values import (
     PUBLIC_ALGORITHMS,
     PublicKey,
@@ -34,6 +34,7 @@ from signoff.http._settings_values import (
     parse_key,
     parse_public_keys,
     parse_rate,
+    parse_tool_forms,
     parse_url,
 )
 from signoff.identity._config import (
@@ -43,6 +44,7 @@ from signoff.identity._config import (
     issuer_config,
     parse_issuers,
 )
+from signoff.proof import KeySet, keyset_from_json, load_keyset
 
 ENV_PREFIX = "SIGNOFF_"
 
@@ -72,6 +74,8 @@ class SettingsError(ConfigurationError, ValueError):
     code = "invalid_settings"
 
 Text = Annotated[str, StringConstraints(min_length=1)]
+LogName = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\s+]+$")]
+TokenFormSetting = Literal["opaque", "signed"]
 Key = Annotated[bytes | None, BeforeValidator(parse_key)]
 Seconds = Annotated[int, Field(ge=0)]
 
@@ -131,6 +135,27 @@ class Settings(BaseSettings):
     reconcile_older_than_seconds: Seconds = Field(
         60, description="Executions untouched this long are reconciled."
     )
+    signing_keys: str | None = Field(
+        None, repr=False, description="The signing key set as JSON (`signoff keys generate`)."
+    )
+    signing_keys_file: Path | None = Field(
+        None, description="The signing key file: a JWK set with private keys and one `active` kid."
+    )
+    token_form: TokenFormSetting = Field(
+        "opaque", description="Confirmation tokens: `opaque` (sot_…) or `signed` (JWS)."
+    )
+    token_form_tools: Annotated[
+        tuple[tuple[str, TokenFormSetting], ...], NoDecode, BeforeValidator(parse_tool_forms)
+    ] = Field((), description="`tool=signed,…`: the token form of particular tools.")
+    log_name: LogName = Field(
+        "signoff", description="The audit log's name in checkpoint origins: `<log name>/<tenant>`."
+    )
+    checkpoint_events: Annotated[int, Field(ge=1)] = Field(
+        64, description="Checkpoint a tenant's audit log after this many new events."
+    )
+    checkpoint_seconds: Seconds = Field(
+        60, description="…or when its last checkpoint is this old (checked after each write)."
+    )
     log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
         "text", description="`json`: one JSON object per line, with the request id."
     )
@@ -180,9 +205,23 @@ class Settings(BaseSettings):
             return self.jwt_hs256_secret
         return DEMO_JWT_SECRET if self.demo else None
 
+    def signing_keyset(self) -> KeySet | None:
+        """The signing keys from SIGNOFF_SIGNING_KEYS or SIGNOFF_SIGNING_KEYS_FILE, if any."""
+        try:
+            if self.signing_keys:
+                return keyset_from_json(self.signing_keys)
+            if self.signing_keys_file is not None:
+                return load_keyset(self.signing_keys_file)
+        except SigningKeyError as exc:
+            raise SettingsError(exc.message) from None
+        return None
+
     def missing(self) -> list[str]:
         """Every setting a production start needs and lacks, each with what to set."""
         gaps = []
+        signs = "signed" in {self.token_form, *(form for _, form in self.token_form_tools)}
+        if signs and not self.demo and not (self.signing_keys or self.signing_keys_file):
+            gaps.append(_MISSING["signing_keys"])
         if self.token_key is None and not self.demo:
             gaps.append(_MISSING["token_key"])
         own_key = self._has_own_key()
@@ -238,6 +277,7 @@ _MISSING = {
     "jwt_key": "no JWT verification key: set SIGNOFF_ISSUERS, SIGNOFF_JWT_PUBLIC_KEYS, "
     "SIGNOFF_JWT_JWKS_FILE or (development) SIGNOFF_JWT_HS256_SECRET",
     "catalog": "SIGNOFF_CATALOG (module:factory) is required outside --demo",
+    "signing_keys": "signed tokens need SIGNOFF_SIGNING_KEYS_FILE (`signoff keys generate`)",
 }
 
 

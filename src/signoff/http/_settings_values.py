@@ -94,3 +94,18 @@ def parse_rate(value: Any) -> str | None:
     except ValueError as exc:
         raise ValueError(f"a rate like 60/minute is required, got {value!r}") from exc
     return str(value).strip()
+
+
+def parse_tool_forms(value: Any) -> tuple[tuple[str, str], ...]:
+    """``tool=signed,other=opaque`` in the environment, or a table in TOML."""
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, dict):
+        return tuple((str(tool), str(form)) for tool, form in value.items())
+    pairs = []
+    for entry in str(value).split(","):
+        tool, sep, form = entry.strip().partition("=")
+        if not sep or not tool:
+            raise ValueError(f"expected tool=opaque|signed, got {entry!r}")
+        pairs.append((tool, form))
+    return tuple(pairs)

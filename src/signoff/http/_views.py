@@ -190,15 +190,24 @@ class ReceiptView(View):
         )
 
 
+SIGNED_RECEIPT = Field(
+    None,
+    description="The receipt as a JWS with inclusion proofs to a signed checkpoint, when this "
+    "deployment signs; check it with `signoff audit verify --receipt` (docs/PROOF.md)",
+)
+
+
 class ExecutionOutcomeView(View):
     execution: ExecutionView
     receipt: ReceiptView | None = Field(description="Present once the execution is terminal")
     duplicate: bool = Field(description="True when this Idempotency-Key was answered before")
+    signed_receipt: str | None = SIGNED_RECEIPT
 
 
 class ExecutionStatusView(View):
     execution: ExecutionView
     receipt: ReceiptView | None
+    signed_receipt: str | None = SIGNED_RECEIPT
 
 
 class AuditEventView(View):
