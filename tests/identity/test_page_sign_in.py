@@ -117,3 +117,17 @@ def test_a_replayed_callback_is_refused(world: World, page_idp: Idp) -> None:
     assert first.status_code == 303
     again = client.get("/ui/sign-in/oidc/corp/callback", params=back, follow_redirects=False)
     assert again.status_code == 401 and "could not be completed" in again.text
+
+
+def test_the_round_trip_state_rides_a_lax_cookie(world: World, page_idp: Idp) -> None:
+    """The provider's redirect back is cross-site: only a SameSite=Lax cookie comes along."""
+    client = pages(world, page_idp)
+    start = client.get("/ui/sign-in/oidc/corp", follow_redirects=False)
+    cookie = next(
+        c for c in start.headers.get_list("set-cookie") if c.startswith("signoff-login=")
+    )
+    assert "samesite=lax" in cookie.lower() and "httponly" in cookie.lower()
+    assert "Max-Age=600" in cookie
+    location = httpx.URL(start.headers["location"])
+    assert location.params["code_challenge_method"] == "S256"
+    assert {"state", "nonce", "code_challenge"} <= set(location.params)
