@@ -1,14 +1,31 @@
-"""Where the gate asks, at execution time, whether approvers still hold their roles."""
+"""Where the gate asks whether a person holds a role *now* (PROTOCOL rule 11).
+
+A token's ``roles`` claim says what the identity provider granted when the
+token was issued; the directory says what holds now. The gate requires both:
+revoking a role in either place stops the person at their next request and
+stops every execution attempt their approval would start.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class RoleDirectory(Protocol):
     def holds_role(self, tenant: str, subject: str, role: str) -> bool: ...
+
+
+@runtime_checkable
+class TransactionalDirectory(Protocol):
+    """A directory kept in the gate's own store: asked inside the open transaction.
+
+    So a check sees the same snapshot as the step it guards, and never waits for a
+    second connection from a pool the step already holds one of.
+    """
+
+    def in_transaction(self, tx: Any) -> RoleDirectory: ...
 
 
 class StaticRoleDirectory:

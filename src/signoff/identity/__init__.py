@@ -4,7 +4,8 @@ Shared by the API (``signoff.http``), the confirmation pages (``signoff.web``)
 and MCP over HTTP (``signoff.mcp_server``). Keys come from PEM files, a JWKS
 file, a JWKS URL or OIDC discovery; several issuers may be trusted at once,
 each with its own :class:`ClaimMapping` (tenant, roles, agent, client).
-See ``docs/IDENTITY.md``.
+See ``docs/IDENTITY.md``. What a person holds *now* is the role directory's
+answer (:class:`StoreRoleDirectory`, PROTOCOL rule 11).
 """
 
 from signoff.identity._authenticator import Authenticator
@@ -20,14 +21,17 @@ from signoff.identity._config import (
     parse_issuers,
 )
 from signoff.identity._dev import mint_dev_token
+from signoff.identity._directory import DIRECTORY_MODES, DirectoryMode, StoreRoleDirectory
 from signoff.identity._discovery import Discovery, ProviderMetadata
 from signoff.identity._issuer import TrustedIssuer
 from signoff.identity._keys import VerificationKey, load_jwks
 from signoff.identity._login import LoginResult, OidcLogin
 
 __all__ = [
+    "DIRECTORY_MODES",
     "Authenticator",
     "ClaimMapping",
+    "DirectoryMode",
     "Discovery",
     "IdentityConfig",
     "IssuerConfig",
@@ -36,6 +40,7 @@ __all__ = [
     "OidcLogin",
     "ProviderMetadata",
     "PublicKey",
+    "StoreRoleDirectory",
     "TrustedIssuer",
     "VerificationKey",
     "identity_config",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import SchemaTooNew
@@ -9,9 +10,12 @@ from signoff.exceptions import SchemaTooNew
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {
+Statement = str | Mapping[str, str]
+"""Portable DDL, or one statement per dialect name where SQL differs (JSON access)."""
+
+MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     1: (
         """CREATE TABLE proposals (
             proposal_id TEXT PRIMARY KEY,
@@ -155,6 +159,40 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (tenant, size)
         )""",
     ),
+    # Consent that holds only while it holds (PROTOCOL rules 11, 12 and 15): the role
+    # directory, refusal counters, and the columns that let "who may see / decide this"
+    # be a WHERE clause instead of a filter after LIMIT.
+    4: (
+        """CREATE TABLE role_grants (
+            tenant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            role TEXT NOT NULL,
+            changed_by TEXT NOT NULL,
+            changed_at BIGINT NOT NULL,
+            revoked BIGINT NOT NULL,
+            PRIMARY KEY (tenant, subject, role)
+        )""",
+        """CREATE TABLE refusal_counts (
+            proposal_id TEXT NOT NULL,
+            code TEXT NOT NULL,
+            refusals BIGINT NOT NULL,
+            first_at BIGINT NOT NULL,
+            last_at BIGINT NOT NULL,
+            PRIMARY KEY (proposal_id, code)
+        )""",
+        "ALTER TABLE proposals ADD COLUMN required_role TEXT",
+        "ALTER TABLE proposals ADD COLUMN requester_confirms INTEGER NOT NULL DEFAULT 0",
+        {
+            "sqlite": "UPDATE proposals SET required_role = json_extract(policy, '$.role'), "
+            "requester_confirms = CASE WHEN json_extract(policy, '$.requester_confirms') "
+            "THEN 1 ELSE 0 END",
+            "postgresql": "UPDATE proposals SET required_role = policy::jsonb ->> 'role', "
+            "requester_confirms = CASE WHEN (policy::jsonb ->> 'requester_confirms')::boolean "
+            "THEN 1 ELSE 0 END",
+        },
+        "CREATE INDEX proposals_inbox ON proposals (tenant, status, required_role, expires_at)",
+        "CREATE INDEX proposals_by_requester ON proposals (tenant, requester_subject, created_at)",
+    ),
 }
 
 
@@ -167,7 +205,7 @@ def apply_migrations(tx: SqlTransaction, current: int) -> int:
         )
     for version in range(current + 1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[version]:
-            tx.run(statement)
+            tx.run(statement if isinstance(statement, str) else statement[tx.dialect])
         tx.run(
             "INSERT INTO signoff_meta (key, value) VALUES ('schema_version', ?) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from signoff._clock import from_micros, to_micros
@@ -15,6 +16,33 @@ from signoff._model import (
 )
 from signoff.catalog._types import Preview, Risk
 from signoff.store._sqlbase import SqlBase, _dump
+
+
+@dataclass(frozen=True, slots=True)
+class Circle:
+    """Who asks, as the store needs it to filter what they may see (PROTOCOL rule 12).
+
+    ``roles`` are the roles the caller holds *now* (token and directory agree);
+    ``whole_tenant`` is true for the tenant's auditors and admins.
+    """
+
+    subject: str
+    is_agent: bool
+    roles: tuple[str, ...]
+    whole_tenant: bool = False
+
+
+def _circle_clause(circle: Circle) -> tuple[str, list[Any]]:
+    """The requester (person or their agents); people who may decide or did decide."""
+    if circle.is_agent:
+        return "p.requester_subject = ?", [circle.subject]
+    marks = ",".join("?" * len(circle.roles)) or "NULL"
+    clause = (
+        f"(p.requester_subject = ? OR p.required_role IN ({marks}) OR EXISTS "
+        "(SELECT 1 FROM decisions d WHERE d.proposal_id = p.proposal_id AND d.approver = ?))"
+    )
+    return clause, [circle.subject, *circle.roles, circle.subject]
+
 
 _PROPOSAL_COLUMNS = (
     "proposal_id, action_id, tenant, requester_subject, requester_actor, tool, tool_version, "
@@ -30,8 +58,8 @@ _APPROVAL_COLUMNS_D = ", ".join(f"d.{name.strip()}" for name in _APPROVAL_COLUMN
 class ProposalQueries(SqlBase):
     def insert_proposal(self, p: Proposal) -> None:
         self.run(
-            f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}, updated_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}, updated_at, required_role, "
+            "requester_confirms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 p.proposal_id,
                 p.action_id,
@@ -55,6 +83,8 @@ class ProposalQueries(SqlBase):
                 to_micros(p.created_at),
                 to_micros(p.expires_at),
                 to_micros(p.created_at),
+                p.required_role,
+                1 if p.policy.get("requester_confirms") else 0,
             ),
         )
 
@@ -73,16 +103,63 @@ class ProposalQueries(SqlBase):
         return _proposal(rows[0], approvals)
 
     def proposals(
-        self, tenant: str, *, statuses: Sequence[str] = (), limit: int = 100
+        self,
+        tenant: str,
+        *,
+        statuses: Sequence[str] = (),
+        limit: int = 100,
+        circle: Circle | None = None,
     ) -> list[Proposal]:
+        """Newest first; with ``circle``, only what that caller may see (PROTOCOL rule 12)."""
         where = "tenant = ?"
         params: list[Any] = [tenant]
         if statuses:
             where += f" AND status IN ({','.join('?' * len(statuses))})"
             params.extend(statuses)
+        if circle is not None and not circle.whole_tenant:
+            clause, more = _circle_clause(circle)
+            where += f" AND {clause}"
+            params.extend(more)
         rows = self.run(
-            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE {where} "
+            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals p WHERE {where} "
             "ORDER BY created_at DESC, proposal_id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [_proposal(row, self.approvals(row[0])) for row in rows]
+
+    def decidable_proposals(
+        self,
+        tenant: str,
+        subject: str,
+        roles: Sequence[str],
+        *,
+        now: int,
+        after: tuple[int, str] | None = None,
+        limit: int = 50,
+    ) -> list[Proposal]:
+        """Awaiting proposals ``subject`` may decide, oldest deadline first (the inbox).
+
+        Role holders see requests of others that need their role; the requester sees
+        requests that wait for their own confirmation. Proposals they already decided
+        are left out. ``after`` is the (expires_at, proposal_id) of the previous page's
+        last row.
+        """
+        marks = ",".join("?" * len(roles)) or "NULL"
+        where = (
+            "p.tenant = ? AND p.status = ? AND p.expires_at > ? AND ("
+            f"(p.required_role IN ({marks}) AND p.requester_subject <> ?) "
+            "OR (p.requester_subject = ? AND p.requester_confirms = 1)) "
+            "AND NOT EXISTS (SELECT 1 FROM decisions d "
+            "WHERE d.proposal_id = p.proposal_id AND d.approver = ?)"
+        )
+        params: list[Any] = [tenant, "awaiting_confirmation", now, *roles, subject]
+        params += [subject, subject]
+        if after is not None:
+            where += " AND (p.expires_at > ? OR (p.expires_at = ? AND p.proposal_id > ?))"
+            params += [after[0], after[0], after[1]]
+        rows = self.run(
+            f"SELECT {_PROPOSAL_COLUMNS_P} FROM proposals p WHERE {where} "
+            "ORDER BY p.expires_at, p.proposal_id LIMIT ?",
             (*params, limit),
         ).fetchall()
         return [_proposal(row, self.approvals(row[0])) for row in rows]

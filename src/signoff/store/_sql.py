@@ -13,7 +13,9 @@ from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
-from signoff.store._q_proposals import ProposalQueries
+from signoff.store._q_proposals import Circle, ProposalQueries
+from signoff.store._q_refusals import RefusalQueries
+from signoff.store._q_roles import RoleGrant, RoleQueries
 from signoff.store._q_tokens import TokenQueries, TokenRecord
 from signoff.store._sqlbase import Connection, Cursor, Dialect
 
@@ -26,17 +28,21 @@ class SqlTransaction(
     AuditQueries,
     DeliveryQueries,
     CheckpointQueries,
+    RoleQueries,
+    RefusalQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
 
 __all__ = [
     "CheckpointRecord",
+    "Circle",
     "Connection",
     "Cursor",
     "DeliveryRecord",
     "Dialect",
     "IdempotencyRecord",
+    "RoleGrant",
     "SqlTransaction",
     "TokenRecord",
 ]

@@ -45,6 +45,10 @@ class SqlBase:
         self._heads: dict[str, tuple[int, str]] = {}
         """Chain heads this transaction appended to: a second append needs no head read."""
 
+    @property
+    def dialect(self) -> str:
+        return self._dialect.name
+
     def run(self, statement: str, params: Sequence[Any] = ()) -> Cursor:
         return self._conn.execute(self._dialect.sql(statement), params)
 
