@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 PAGE_SURFACE = "page"
 """The surface name of the confirmation page; no identity token may claim it as its client."""
+MCP_SURFACE = "mcp"
+"""The surface of in-band confirmation inside an MCP client (elicitation); reserved too."""
+RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +23,8 @@ class Principal:
 
     ``client`` is the approval surface the call came through: the OAuth client
     the identity token was issued to (``azp``/``client_id``, e.g. ``jdk8-crm``),
-    or :data:`PAGE_SURFACE` for the confirmation page; ``None`` when unnamed.
+    :data:`PAGE_SURFACE` for the confirmation page or :data:`MCP_SURFACE` for
+    in-band confirmation; ``None`` when the token names no client.
     """
 
     subject: str

@@ -22,18 +22,22 @@
         │   ├── SeparationOfDuties    agent, requester or beneficiary may not approve
         │   ├── SubjectMismatch       token presented by another principal
         │   ├── InvalidToken          token never issued (mistyped or forged)
-        │   └── AudienceMismatch      token meant for another executor
+        │   ├── AudienceMismatch      token meant for another executor
+        │   └── SurfaceNotAllowed     decision from a client system the policy does not list
         ├── NotFound                  no such id in the caller's tenant      (404)
         ├── Conflict                                                         (409)
         │   ├── VersionConflict       expected_version is stale
         │   ├── InvalidState          proposal is not in a state that allows this
         │   ├── Expired               now >= expires_at (server clock)
+        │   │   ├── PreviewExpired    the proposal's deadline passed before a decision
+        │   │   └── TokenExpired      the confirmation expired before this attempt
         │   ├── AlreadyConsumed       the token was already used
         │   ├── Revoked               confirmation or token revoked
         │   ├── ApproverRevoked       an approver lost their role after approving
         │   ├── ArgsMismatch          digest, operation or resource differ
         │   ├── StateChanged          the business state moved since the preview
         │   ├── ExecutionInProgress   the provider call is running; do not retry
+        │   ├── AttemptsExhausted     the tool's max_attempts are used up
         │   └── IdempotencyKeyInFlight
         ├── ClarificationNeeded       arguments ambiguous; ask the person    (422)
         ├── RetypeMismatch            re-typed key value differs from preview (422)
@@ -244,3 +248,27 @@ class ProofFormatError(SignoffError):
     """A bundle, receipt or JWKS file that is not in the documented format (offline tools)."""
 
     code = "proof_format"
+
+
+class SurfaceNotAllowed(Forbidden):
+    """The decision came through a client system the policy does not list (rule 14)."""
+
+    code = "surface_not_allowed"
+
+
+class PreviewExpired(Expired):
+    """The proposal's deadline passed before a decision."""
+
+    code = "preview_expired"
+
+
+class TokenExpired(Expired):
+    """The confirmation's validity ended before this execution attempt started."""
+
+    code = "token_expired"
+
+
+class AttemptsExhausted(Conflict):
+    """The tool's ``max_attempts`` were used; no further attempt starts."""
+
+    code = "attempts_exhausted"

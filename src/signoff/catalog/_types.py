@@ -50,6 +50,8 @@ class ApprovalPolicy:
     role approver is never the requester and, unless allowed, not the
     beneficiary of the resource. ``retype`` names argument fields the approver
     must type again; ``in_band`` allows confirmation inside an agent client.
+    ``surfaces`` names where decisions may come from (``page``, ``api``, ``mcp``
+    or an OAuth client id such as ``jdk8-crm``); empty means the deployment's list.
     """
 
     role: str | None = None
@@ -59,6 +61,7 @@ class ApprovalPolicy:
     retype: tuple[str, ...] = ()
     in_band: bool = False
     version: str = "1"
+    surfaces: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.role is None and not self.requester_confirms:
@@ -75,6 +78,7 @@ class ApprovalPolicy:
             "retype": list(self.retype),
             "in_band": self.in_band,
             "version": self.version,
+            "surfaces": list(self.surfaces),
         }
 
 

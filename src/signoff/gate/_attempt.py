@@ -21,7 +21,8 @@ from signoff.catalog._types import (
     Succeeded,
     TerminalFailure,
 )
-from signoff.exceptions import ExecutionInProgress, StateChanged
+from signoff.exceptions import ExecutionInProgress, Refusal, StateChanged
+from signoff.gate._consent import consent_refusal
 from signoff.gate._context import GateContext, log
 from signoff.gate._hooks import HookPoint
 from signoff.gate._receipts import result_for
@@ -70,8 +71,8 @@ def run_attempt(
     *,
     from_status: ExecutionStatus = ExecutionStatus.PREPARED,
 ) -> ExecutionResult:
-    """Mark the attempt running, call the provider, record what it said."""
-    running = start_attempt(ctx, execution, from_status)
+    """Mark the attempt running while consent holds, call the provider, record its answer."""
+    running = start_attempt(ctx, proposal, execution, from_status)
     ctx.hooks(HookPoint.BEFORE_PROVIDER_CALL, running)
     tool = ctx.catalog.get(proposal.tool)
     outcome = call_provider(lambda: tool.execute(args, execution.request_key, state))
@@ -80,11 +81,40 @@ def run_attempt(
     return finish_attempt(ctx, proposal, running, outcome)
 
 
+class ConsentEnded(Exception):
+    """No attempt started: consent ended; the execution is now ``failed_terminal``."""
+
+    def __init__(self, refusal: Refusal, execution: Execution) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+        self.execution = execution
+
+
 def start_attempt(
-    ctx: GateContext, execution: Execution, from_status: ExecutionStatus
+    ctx: GateContext, proposal: Proposal, execution: Execution, from_status: ExecutionStatus
 ) -> Execution:
-    def start(tx: SqlTransaction) -> Execution:
+    """Move to ``running`` with a fresh lease; or end it, if consent no longer holds.
+
+    Raises :class:`ConsentEnded` (the provider is never called) or
+    :class:`ExecutionInProgress` (another worker moved it first).
+    """
+
+    def start(tx: SqlTransaction) -> Execution | ConsentEnded:
         now = ctx.now_micros()
+        refusal = consent_refusal(ctx, tx, proposal, execution, now)
+        if refusal is not None:
+            ended = record_outcome(
+                ctx,
+                tx,
+                proposal,
+                execution,
+                (ExecutionStatus.FAILED_TERMINAL, None, refusal.code, refusal.message),
+                from_statuses=(from_status,),
+                now=now,
+            )
+            if ended is None:
+                raise _in_progress(execution)
+            return ConsentEnded(refusal, ended)
         lease = now + int(ctx.lease.total_seconds() * 1_000_000)
         if not tx.transition_execution(
             execution.execution_id,
@@ -94,9 +124,7 @@ def start_attempt(
             lease_until=lease,
             new_attempt=True,
         ):
-            raise ExecutionInProgress(
-                "another worker is handling this execution", execution_id=execution.execution_id
-            )
+            raise _in_progress(execution)
         tx.transition_proposal(
             execution.proposal_id,
             from_statuses=OPEN_PROPOSAL,
@@ -119,7 +147,19 @@ def start_attempt(
             lease_until=from_micros(lease),
         )
 
-    return ctx.write(start)
+    started = ctx.write(start)
+    if isinstance(started, ConsentEnded):
+        log.warning(
+            "execution %s ended without an attempt: %s", execution.execution_id, started.refusal
+        )
+        raise started
+    return started
+
+
+def _in_progress(execution: Execution) -> ExecutionInProgress:
+    return ExecutionInProgress(
+        "another worker is handling this execution", execution_id=execution.execution_id
+    )
 
 
 def call_provider(call: Any) -> Outcome:
@@ -141,45 +181,18 @@ def finish_attempt(
     *,
     from_statuses: tuple[ExecutionStatus, ...] = (ExecutionStatus.RUNNING,),
 ) -> ExecutionResult:
-    status, reference, code, message = _classify(outcome)
+    classified = _classify(outcome)
 
     def record(tx: SqlTransaction) -> Execution:
         now = ctx.now_micros()
-        moved = tx.transition_execution_row(
-            running.execution_id,
-            from_statuses=from_statuses,
-            to=status,
-            now=now,
-            provider_reference=reference,
-            error_code=code,
-            error_message=message,
+        moved = record_outcome(
+            ctx, tx, proposal, running, classified, from_statuses=from_statuses, now=now
         )
         if moved is None:
             current = tx.execution(running.tenant, running.execution_id)
             assert current is not None
             return current
-        current = moved
-        tx.transition_proposal(
-            running.proposal_id,
-            from_statuses=OPEN_PROPOSAL,
-            to=PROPOSAL_STATUS_FOR[status],
-            now=now,
-        )
-        tx.append_audit(
-            tenant=running.tenant,
-            at=now,
-            kind=f"execution.{status.value}",
-            proposal_id=running.proposal_id,
-            execution_id=running.execution_id,
-            data={
-                "attempt": running.attempts,
-                "request_key": running.request_key,
-                "executed_digest": proposal.args_digest,
-                "provider_reference": reference,
-                "error_code": code,
-            },
-        )
-        return current
+        return moved
 
     finished = ctx.write(record)
     ctx.hooks(HookPoint.AFTER_RECORD, finished)
@@ -193,7 +206,58 @@ def finish_attempt(
     return result_for(proposal, finished, duplicate=False)
 
 
-def _classify(outcome: Outcome) -> tuple[ExecutionStatus, str | None, str | None, str | None]:
+Classified = tuple[ExecutionStatus, str | None, str | None, str | None]
+"""(status, provider reference, error code, error message)."""
+
+
+def record_outcome(
+    ctx: GateContext,
+    tx: SqlTransaction,
+    proposal: Proposal,
+    execution: Execution,
+    classified: Classified,
+    *,
+    from_statuses: tuple[ExecutionStatus, ...],
+    now: int,
+) -> Execution | None:
+    """Move the execution (and its proposal) to ``classified``; None if it was not in
+    ``from_statuses`` any more (another worker recorded first)."""
+    status, reference, code, message = classified
+    moved = tx.transition_execution_row(
+        execution.execution_id,
+        from_statuses=from_statuses,
+        to=status,
+        now=now,
+        provider_reference=reference,
+        error_code=code,
+        error_message=message,
+    )
+    if moved is None:
+        return None
+    tx.transition_proposal(
+        execution.proposal_id,
+        from_statuses=OPEN_PROPOSAL,
+        to=PROPOSAL_STATUS_FOR[status],
+        now=now,
+    )
+    tx.append_audit(
+        tenant=execution.tenant,
+        at=now,
+        kind=f"execution.{status.value}",
+        proposal_id=execution.proposal_id,
+        execution_id=execution.execution_id,
+        data={
+            "attempt": execution.attempts,
+            "request_key": execution.request_key,
+            "executed_digest": proposal.args_digest,
+            "provider_reference": reference,
+            "error_code": code,
+        },
+    )
+    return moved
+
+
+def _classify(outcome: Outcome) -> Classified:
     if isinstance(outcome, Succeeded):
         return ExecutionStatus.SUCCEEDED, outcome.reference, None, None
     if isinstance(outcome, RetryableFailure):

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, TypeVar
 
-from signoff._canonical import args_digest
+from signoff._canonical import args_digest, canonical_json
 from signoff._clock import Clock, to_micros
-from signoff._directory import RoleDirectory
+from signoff._directory import RoleDirectory, TransactionalDirectory
 from signoff._model import DecisionKind, Principal, Proposal
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
-from signoff.exceptions import ArgsMismatch, NotFound
+from signoff.exceptions import ArgsMismatch
 from signoff.gate._checkpoints import after_write
 from signoff.gate._hooks import ExecutionHooks
 from signoff.store._base import Store
@@ -40,9 +40,18 @@ class GateContext:
     lease: timedelta
     hooks: ExecutionHooks
     proof: GateProof | None = None
+    surfaces: tuple[str, ...] = ()
+    """The deployment's approval surfaces (PROTOCOL rule 14); empty allows any."""
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())
+
+    def directory_in(self, tx: SqlTransaction) -> RoleDirectory | None:
+        """The role directory, asked inside ``tx`` when it lives in this store."""
+        directory = self.directory
+        if isinstance(directory, TransactionalDirectory):
+            return directory.in_transaction(tx)
+        return directory
 
     def write(self, step: Callable[[SqlTransaction], T]) -> T:
         """Run ``step`` in a write transaction; run it again after a lost race.
@@ -96,12 +105,13 @@ def write_fast(
         return ctx.write(full)
 
 
-def load_proposal(tx: SqlTransaction, principal: Principal, proposal_id: str) -> Proposal:
-    """The proposal in the caller's tenant, or 404 without saying whether it exists elsewhere."""
-    proposal = tx.proposal(principal.tenant, proposal_id)
-    if proposal is None:
-        raise NotFound("no such proposal", proposal_id=proposal_id)
-    return proposal
+def idempotency_scope(principal: Principal) -> str:
+    """Idempotency keys belong to (tenant, person, agent-or-none): JCS, so nothing collides.
+
+    The tenant is the table's own column; an agent acting for alice and alice
+    herself never share a key, so neither can replay the other's answer.
+    """
+    return canonical_json([principal.subject, principal.actor]).decode()
 
 
 def check_digest(proposal: Proposal, *, against: str | None = None) -> None:

@@ -1,4 +1,4 @@
-"""decide: one structured, entitled, version-checked decision; then maybe a token."""
+"""decide: one structured, entitled, version-checked decision on fresh state; then a token."""
 
 from __future__ import annotations
 
@@ -22,27 +22,47 @@ from signoff.exceptions import (
     IdempotencyKeyReused,
     InvalidRequest,
     InvalidState,
+    PreviewExpired,
     RetypeMismatch,
+    SeparationOfDuties,
     SignoffError,
     UnknownTool,
     VersionConflict,
 )
+from signoff.gate._circle import load_visible
 from signoff.gate._context import (
     Fallback,
     GateContext,
     approvers,
     check_digest,
-    load_proposal,
+    idempotency_scope,
     log,
     write_fast,
 )
-from signoff.gate._policy import approvals_complete, decision_step
+from signoff.gate._freshness import check_fresh
+from signoff.gate._policy import (
+    REQUESTER_STEP,
+    approvals_complete,
+    check_role,
+    check_surface,
+    decision_step,
+)
 from signoff.gate._signed import handed_token
 from signoff.gate._tokens import issue_token
 from signoff.store._sql import IdempotencyRecord, SqlTransaction
 
 MAX_KEY_LENGTH = 255
 MAX_REASON = 2000
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Request:
+    principal: Principal
+    proposal_id: str
+    decision: Decision
+    key: str
+    scope: str
+    print_: str
 
 
 def decide(
@@ -54,7 +74,47 @@ def decide(
     idempotency_key: str,
 ) -> DecisionResult:
     _validate(decision, idempotency_key)
-    print_ = fingerprint(
+    request = _Request(
+        principal,
+        proposal_id,
+        decision,
+        idempotency_key,
+        idempotency_scope(principal),
+        _fingerprint(proposal_id, decision),
+    )
+
+    def step(tx: SqlTransaction) -> DecisionResult | Expired:
+        record = tx.idempotency(principal.tenant, request.scope, idempotency_key)
+        if record is not None:
+            return _replay(ctx, tx, request, record)
+        proposal = load_visible(tx, principal, proposal_id, None)
+        now = ctx.now_micros()
+        refusal = _check_open(ctx, tx, proposal, decision, now)
+        if refusal is not None:
+            return refusal
+        return _record(ctx, tx, request, proposal, now)
+
+    checked = _precheck(ctx, request)
+    if checked is None:
+        outcome = ctx.write(step)
+    else:
+
+        def fast(tx: SqlTransaction) -> DecisionResult | Expired:
+            # Checked in a read transaction; the version-checked update below fails
+            # (and `step` answers instead) if the proposal changed since.
+            now = ctx.now_micros()
+            if now >= to_micros(checked.expires_at):
+                raise Fallback
+            return _record(ctx, tx, request, checked, now, fast=True)
+
+        outcome = write_fast(ctx, fast, step)
+    if isinstance(outcome, Expired):
+        raise outcome
+    return outcome
+
+
+def _fingerprint(proposal_id: str, decision: Decision) -> str:
+    return fingerprint(
         "decide",
         {
             "proposal_id": proposal_id,
@@ -66,67 +126,53 @@ def decide(
         },
     )
 
-    def step(tx: SqlTransaction) -> DecisionResult | Expired:
-        record = tx.idempotency(principal.tenant, principal.subject, idempotency_key)
-        if record is not None:
-            return _replay(ctx, tx, principal, record, print_)
-        proposal = load_proposal(tx, principal, proposal_id)
-        now = ctx.now_micros()
-        refusal = _check_open(ctx, tx, proposal, decision, now)
-        if refusal is not None:
-            return refusal
-        return _record(ctx, tx, principal, proposal, decision, now, idempotency_key, print_)
 
-    checked = _precheck(ctx, principal, proposal_id, decision, idempotency_key)
-    if checked is None:
-        outcome = ctx.write(step)
-    else:
-
-        def fast(tx: SqlTransaction) -> DecisionResult | Expired:
-            # Checked in a read transaction; the version-checked update below fails
-            # (and `step` answers instead) if the proposal changed since.
-            now = ctx.now_micros()
-            if now >= to_micros(checked.expires_at):
-                raise Fallback
-            return _record(
-                ctx, tx, principal, checked, decision, now, idempotency_key, print_, fast=True
-            )
-
-        outcome = write_fast(ctx, fast, step)
-    if isinstance(outcome, Expired):
-        raise outcome
-    return outcome
-
-
-def _precheck(
-    ctx: GateContext, principal: Principal, proposal_id: str, decision: Decision, key: str
-) -> Proposal | None:
+def _precheck(ctx: GateContext, request: _Request) -> Proposal | None:
     """The proposal if the decision may go ahead, read outside the write; else None.
 
-    None (a replay, a refusal, an expiry) leaves every answer to the write
-    transaction's full check; this only spares the usual case its reads.
+    An entitled approval first re-reads the business state (PROTOCOL rule 11): a
+    token is never issued for a proposal whose state already moved. None (a replay,
+    a refusal, an expiry) leaves every answer to the write transaction's full check,
+    which refuses; an approval that reaches ``_record`` through it without a fresh
+    read (entitlement granted in the milliseconds between) is still re-checked
+    against the state before its token is consumed.
     """
+    principal = request.principal
     with ctx.store.read() as tx:
-        if tx.idempotency(principal.tenant, principal.subject, key) is not None:
+        if tx.idempotency(principal.tenant, request.scope, request.key) is not None:
             return None
-        proposal = tx.proposal(principal.tenant, proposal_id)
-    if proposal is None:
+        proposal = load_visible(tx, principal, request.proposal_id, None)
+        try:
+            _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
+            entitled = True
+        except SignoffError:
+            entitled = False
+    if not entitled or not _open(ctx, proposal, request.decision):
         return None
+    if request.decision.kind is DecisionKind.APPROVE:
+        check_fresh(ctx, proposal)
     try:
-        if proposal.status is not ProposalStatus.AWAITING_CONFIRMATION:
-            return None
-        if decision.expected_version != proposal.version:
-            return None
-        if ctx.now_micros() >= to_micros(proposal.expires_at):
-            return None
         check_digest(proposal)
-        decision_step(proposal, principal, decision.kind, ctx.directory)
-        if decision.kind is DecisionKind.APPROVE:
-            _check_retyped(proposal, decision)
-        _check_reason(ctx, proposal, decision)
     except SignoffError:
         return None
     return proposal
+
+
+def _open(ctx: GateContext, proposal: Proposal, decision: Decision) -> bool:
+    return (
+        proposal.status is ProposalStatus.AWAITING_CONFIRMATION
+        and decision.expected_version == proposal.version
+        and ctx.now_micros() < to_micros(proposal.expires_at)
+    )
+
+
+def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, directory: Any) -> str:
+    check_surface(proposal, request.principal, ctx.surfaces)
+    step = decision_step(proposal, request.principal, request.decision.kind, directory)
+    if request.decision.kind is DecisionKind.APPROVE:
+        _check_retyped(proposal, request.decision)
+    _check_reason(ctx, proposal, request.decision)
+    return step
 
 
 def _validate(decision: Decision, key: str) -> None:
@@ -143,19 +189,24 @@ def _validate(decision: Decision, key: str) -> None:
 
 
 def _replay(
-    ctx: GateContext,
-    tx: SqlTransaction,
-    principal: Principal,
-    record: IdempotencyRecord,
-    print_: str,
+    ctx: GateContext, tx: SqlTransaction, request: _Request, record: IdempotencyRecord
 ) -> DecisionResult:
-    if record.operation != "decide" or record.fingerprint != print_:
+    """The first answer again, after the same checks a first request passes (rule 12)."""
+    if record.operation != "decide" or record.fingerprint != request.print_:
         raise IdempotencyKeyReused(
             "this Idempotency-Key was used with a different request",
             proposal_id=record.proposal_id,
         )
     assert record.proposal_id is not None
-    proposal = load_proposal(tx, principal, record.proposal_id)
+    principal = request.principal
+    proposal = load_visible(tx, principal, record.proposal_id, None)
+    mine = next((a for a in proposal.approvals if a.approver == principal.subject), None)
+    if principal.is_agent or mine is None:
+        raise SeparationOfDuties("only the person who decided can repeat their decision")
+    check_surface(proposal, principal, ctx.surfaces)
+    role = proposal.required_role
+    if mine.step != REQUESTER_STEP and role is not None:
+        check_role(principal, role, ctx.directory_in(tx), proposal_id=proposal.proposal_id)
     token = None if record.token_id is None else handed_token(ctx, tx, record.token_id)
     return DecisionResult(proposal=proposal, duplicate=True, confirmation_token=token)
 
@@ -180,7 +231,10 @@ def _check_open(
         )
     if now >= to_micros(proposal.expires_at):
         expire(tx, proposal, now)
-        return Expired("the proposal expired", proposal_id=proposal.proposal_id)
+        return PreviewExpired(
+            "the proposal expired before a decision; ask for a new one",
+            proposal_id=proposal.proposal_id,
+        )
     check_digest(proposal)
     return None
 
@@ -206,19 +260,14 @@ def expire(tx: SqlTransaction, proposal: Proposal, now: int) -> bool:
 def _record(
     ctx: GateContext,
     tx: SqlTransaction,
-    principal: Principal,
+    request: _Request,
     proposal: Proposal,
-    decision: Decision,
     now: int,
-    key: str,
-    print_: str,
     *,
     fast: bool = False,
 ) -> DecisionResult:
-    step = decision_step(proposal, principal, decision.kind, ctx.directory)
-    if decision.kind is DecisionKind.APPROVE:
-        _check_retyped(proposal, decision)
-    _check_reason(ctx, proposal, decision)
+    principal, decision = request.principal, request.decision
+    step = _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
     approval = Approval(
         approver=principal.subject,
         kind=decision.kind,
@@ -245,9 +294,9 @@ def _record(
             raise Fallback
         # Read Committed: the winner has committed by now. If it was this very
         # request (same key, racing itself), answer its result as a duplicate.
-        record = tx.idempotency(principal.tenant, principal.subject, key)
+        record = tx.idempotency(principal.tenant, request.scope, request.key)
         if record is not None:
-            return _replay(ctx, tx, principal, record, print_)
+            return _replay(ctx, tx, request, record)
         raise VersionConflict("another decision won the race", proposal_id=proposal.proposal_id)
     tx.insert_decision(proposal.proposal_id, approval)
     tx.append_audit(
@@ -256,7 +305,7 @@ def _record(
         kind=f"decision.{'approved' if decision.kind is DecisionKind.APPROVE else 'rejected'}",
         proposal_id=proposal.proposal_id,
         actor=principal.subject,
-        data=_decision_data(proposal, approval, target),
+        data=_decision_data(proposal, approval, target, principal),
     )
     token_id = None
     decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
@@ -264,9 +313,9 @@ def _record(
         token_id = issue_token(ctx, tx, decided, now)
     tx.insert_idempotency(
         principal.tenant,
-        principal.subject,
-        key,
-        IdempotencyRecord("decide", print_, "done", proposal.proposal_id, None, token_id),
+        request.scope,
+        request.key,
+        IdempotencyRecord("decide", request.print_, "done", proposal.proposal_id, None, token_id),
         now,
     )
     log.info("proposal %s %s by a decision", proposal.proposal_id, target.value)
@@ -275,13 +324,14 @@ def _record(
 
 
 def _decision_data(
-    proposal: Proposal, approval: Approval, target: ProposalStatus
+    proposal: Proposal, approval: Approval, target: ProposalStatus, principal: Principal
 ) -> dict[str, Any]:
     return {
         "step": approval.step,
         "reason_code": approval.reason_code,
         "args_digest": proposal.args_digest,
         "status": target.value,
+        "surface": principal.client,
         "approvers": list(approvers(proposal))
         + ([approval.approver] if approval.kind is DecisionKind.APPROVE else []),
     }

@@ -14,13 +14,11 @@ from signoff._model import (
     Proposal,
     ProposalStatus,
 )
-from signoff.catalog._types import ResourceState
 from signoff.exceptions import (
     AlreadyConsumed,
     ApproverRevoked,
     ArgsMismatch,
     AudienceMismatch,
-    Expired,
     IdempotencyKeyInFlight,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -28,18 +26,20 @@ from signoff.exceptions import (
     InvalidToken,
     Refusal,
     Revoked,
-    StateChanged,
     SubjectMismatch,
+    TokenExpired,
 )
-from signoff.gate._attempt import run_attempt
+from signoff.gate._attempt import ConsentEnded, run_attempt
+from signoff.gate._circle import load_visible, load_visible_execution
 from signoff.gate._context import (
     Fallback,
     GateContext,
     check_digest,
-    load_proposal,
+    idempotency_scope,
     log,
     write_fast,
 )
+from signoff.gate._freshness import check_fresh
 from signoff.gate._hooks import HookPoint
 from signoff.gate._policy import approvers_who_lost_role
 from signoff.gate._receipts import result_for
@@ -80,8 +80,7 @@ def execute(
     tool = ctx.catalog.get(verified.proposal.tool)
     args = tool.load(verified.proposal.arguments)
     try:
-        state = tool.read_state(args, principal)
-        _check_state(verified.proposal, state)
+        state = check_fresh(ctx, verified.proposal, principal)
     except Refusal:
         # A racing winner may have consumed the token and moved the state meanwhile:
         # the loser is told `already_consumed`, not a misleading state refusal.
@@ -103,7 +102,7 @@ def execute(
         # _consume fail (and `consume` answers instead) if anything changed since.
         now = ctx.now_micros()
         if now >= verified.token.expires_at or approvers_who_lost_role(
-            verified.proposal, ctx.directory
+            verified.proposal, ctx.directory_in(tx)
         ):
             raise Fallback
         return _consume(ctx, tx, principal, verified, now, idempotency_key, print_, fast=True)
@@ -112,26 +111,31 @@ def execute(
     if isinstance(consumed, ExecutionResult):
         return consumed
     ctx.hooks(HookPoint.AFTER_CONSUME, consumed)
-    return run_attempt(ctx, verified.proposal, consumed, args, state)
+    try:
+        return run_attempt(ctx, verified.proposal, consumed, args, state)
+    except ConsentEnded as ended:
+        raise ended.refusal from None
 
 
 def _replay(
     ctx: GateContext, tx: SqlTransaction, principal: Principal, key: str, print_: str
 ) -> ExecutionResult | None:
-    record = tx.idempotency(principal.tenant, principal.subject, key)
+    record = tx.idempotency(principal.tenant, idempotency_scope(principal), key)
     if record is None:
         return None
     if record.operation != "execute" or record.fingerprint != print_:
         raise IdempotencyKeyReused("this Idempotency-Key was used with a different request")
     assert record.execution_id is not None
-    execution = tx.execution(principal.tenant, record.execution_id)
-    assert execution is not None
+    # The scope is (tenant, person, agent): only the principal the token was bound to
+    # stored this record; it must still see the proposal to be answered.
+    proposal, execution = load_visible_execution(
+        tx, principal, record.execution_id, ctx.directory_in(tx)
+    )
     if execution.status in (ExecutionStatus.PREPARED, ExecutionStatus.RUNNING):
         raise IdempotencyKeyInFlight(
             "the first request with this Idempotency-Key is still running",
             execution_id=execution.execution_id,
         )
-    proposal = load_proposal(tx, principal, execution.proposal_id)
     return result_for(proposal, execution, duplicate=True)
 
 
@@ -143,7 +147,7 @@ def _verify(
     presented: Presented,
     now: int,
 ) -> _Verified:
-    proposal = load_proposal(tx, principal, proposal_id)
+    proposal = load_visible(tx, principal, proposal_id, ctx.directory_in(tx))
     token = find_token(tx, presented)
     if token is None or token.tenant != principal.tenant:
         raise InvalidToken("this confirmation token was never issued", proposal_id=proposal_id)
@@ -160,7 +164,7 @@ def _verify(
         raise ArgsMismatch("the token confirms another operation", proposal_id=proposal_id)
     check_digest(proposal, against=token.args_digest)
     _check_token_state(tx, proposal, token, now)
-    lost = approvers_who_lost_role(proposal, ctx.directory)
+    lost = approvers_who_lost_role(proposal, ctx.directory_in(tx))
     if lost:
         raise ApproverRevoked(
             "an approver no longer holds the required role", proposal_id=proposal_id, approvers=lost
@@ -182,24 +186,12 @@ def _check_token_state(
     if token.status == "revoked" or proposal.status is ProposalStatus.REVOKED:
         raise Revoked("this confirmation was revoked", proposal_id=pid)
     if now >= token.expires_at or proposal.status is ProposalStatus.EXPIRED:
-        raise Expired("this confirmation expired; ask for a new proposal", proposal_id=pid)
+        raise TokenExpired("this confirmation expired; ask for a new proposal", proposal_id=pid)
     if proposal.status is not ProposalStatus.CONFIRMED:
         raise InvalidState(
             f"the proposal is {proposal.status.value}",
             proposal_id=pid,
             status=proposal.status.value,
-        )
-
-
-def _check_state(proposal: Proposal, state: ResourceState) -> None:
-    if state.resource_id != proposal.resource_id:
-        raise ArgsMismatch("the target resource changed", proposal_id=proposal.proposal_id)
-    if state.version != proposal.state_version:
-        raise StateChanged(
-            "the business state changed since the preview; make a new proposal",
-            proposal_id=proposal.proposal_id,
-            previewed_version=proposal.state_version,
-            current_version=state.version,
         )
 
 
@@ -246,7 +238,7 @@ def _consume(
     if key is not None:
         tx.insert_idempotency(
             principal.tenant,
-            principal.subject,
+            idempotency_scope(principal),
             key,
             IdempotencyRecord("execute", print_, "done", pid, execution.execution_id, None),
             now,

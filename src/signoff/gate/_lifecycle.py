@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from signoff._directory import RoleDirectory
 from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.exceptions import Forbidden, InvalidRequest, InvalidState
-from signoff.gate._context import GateContext, approvers, load_proposal, log
+from signoff.gate._circle import ADMIN_ROLE, load_visible
+from signoff.gate._context import GateContext, approvers, log
 from signoff.gate._decide import expire
 from signoff.gate._policy import holds_role
 from signoff.store._sql import SqlTransaction
 
-ADMIN_ROLE = "signoff_admin"
 MAX_REASON = 2000
 
 
@@ -19,8 +20,9 @@ def revoke(ctx: GateContext, principal: Principal, proposal_id: str, *, reason: 
         raise InvalidRequest(f"a reason of 1 to {MAX_REASON} characters is required")
 
     def step(tx: SqlTransaction) -> Proposal:
-        proposal = load_proposal(tx, principal, proposal_id)
-        _check_may_revoke(ctx, principal, proposal)
+        directory = ctx.directory_in(tx)
+        proposal = load_visible(tx, principal, proposal_id, directory)
+        _check_may_revoke(principal, proposal, directory)
         now = ctx.now_micros()
         if not tx.transition_proposal(
             proposal_id,
@@ -42,29 +44,38 @@ def revoke(ctx: GateContext, principal: Principal, proposal_id: str, *, reason: 
             actor=principal.subject,
             data={"reason": reason},
         )
-        return _reload(tx, principal, proposal_id)
+        return load_visible(tx, principal, proposal_id, None)
 
     return ctx.write(step)
 
 
-def _check_may_revoke(ctx: GateContext, principal: Principal, proposal: Proposal) -> None:
+def may_withdraw(principal: Principal, proposal: Proposal, directory: RoleDirectory | None) -> bool:
+    """An approver, a holder of the required role, or an admin, as a person."""
     if principal.is_agent:
-        raise Forbidden("an agent cannot revoke a confirmation")
+        return False
     role = proposal.required_role
-    if principal.subject in approvers(proposal) or ADMIN_ROLE in principal.roles:
-        return
-    if role is not None and holds_role(principal, role, ctx.directory):
-        return
-    raise Forbidden("revoking needs an approver, the required role or signoff_admin")
+    if principal.subject in approvers(proposal) or holds_role(principal, ADMIN_ROLE, directory):
+        return True
+    return role is not None and holds_role(principal, role, directory)
+
+
+def _check_may_revoke(
+    principal: Principal, proposal: Proposal, directory: RoleDirectory | None
+) -> None:
+    if not may_withdraw(principal, proposal, directory):
+        raise Forbidden("revoking needs an approver, the required role or signoff_admin")
 
 
 def cancel(ctx: GateContext, principal: Principal, proposal_id: str) -> Proposal:
     """The requester withdraws a proposal that nobody has decided yet."""
 
     def step(tx: SqlTransaction) -> Proposal:
-        proposal = load_proposal(tx, principal, proposal_id)
-        if principal.subject != proposal.requester_subject:
-            raise Forbidden("only the requester can cancel a proposal")
+        proposal = load_visible(tx, principal, proposal_id, ctx.directory_in(tx))
+        if principal.subject != proposal.requester_subject or principal.actor not in (
+            None,
+            proposal.requester_actor,
+        ):
+            raise Forbidden("only the requesting person, or the agent that asked, can cancel")
         now = ctx.now_micros()
         if not tx.transition_proposal(
             proposal_id,
@@ -86,7 +97,7 @@ def cancel(ctx: GateContext, principal: Principal, proposal_id: str) -> Proposal
             actor=principal.label(),
             data={},
         )
-        return _reload(tx, principal, proposal_id)
+        return load_visible(tx, principal, proposal_id, None)
 
     return ctx.write(step)
 
@@ -108,7 +119,3 @@ def expire_due(ctx: GateContext) -> int:
     if expired:
         log.info("expired %d proposals", expired)
     return expired
-
-
-def _reload(tx: SqlTransaction, principal: Principal, proposal_id: str) -> Proposal:
-    return load_proposal(tx, principal, proposal_id)

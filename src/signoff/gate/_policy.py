@@ -1,18 +1,44 @@
-"""Who may decide a proposal: the tool's policy, never the agent's choice."""
+"""Who may decide a proposal, and from where: the tool's policy, never the agent's choice."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from signoff._directory import RoleDirectory
 from signoff._model import DecisionKind, Principal, Proposal
-from signoff.exceptions import NotEntitled, SeparationOfDuties
+from signoff.exceptions import (
+    ApproverRevoked,
+    NotEntitled,
+    SeparationOfDuties,
+    SurfaceNotAllowed,
+)
 
 REQUESTER_STEP = "requester"
+UNNAMED_SURFACE = "api"
+"""The surface of a bearer token that names no client (``azp``/``client_id``)."""
 
 
 def role_step(role: str) -> str:
     return f"role:{role}"
+
+
+def surface_of(principal: Principal) -> str:
+    return principal.client or UNNAMED_SURFACE
+
+
+def check_surface(proposal: Proposal, principal: Principal, deployment: Sequence[str]) -> None:
+    """PROTOCOL rule 14: the tool's surfaces, else the deployment's; empty allows any."""
+    allowed = list(proposal.policy.get("surfaces") or ()) or list(deployment)
+    surface = surface_of(principal)
+    if allowed and surface not in allowed:
+        raise SurfaceNotAllowed(
+            f"decisions on this proposal must come through {', '.join(sorted(allowed))}; "
+            f"this one came through {surface!r}",
+            proposal_id=proposal.proposal_id,
+            surface=surface,
+            allowed=sorted(allowed),
+        )
 
 
 def decision_step(
@@ -53,8 +79,27 @@ def _check_role_holder(
     beneficiary = proposal.state.get("beneficiary")
     if not policy["beneficiary_may_approve"] and principal.subject == beneficiary:
         raise SeparationOfDuties("the beneficiary may not approve this operation")
-    if not holds_role(principal, role, directory):
-        raise NotEntitled(f"approving needs the role {role!r}", required_role=role)
+    check_role(principal, role, directory, proposal_id=proposal.proposal_id)
+
+
+def check_role(
+    principal: Principal,
+    role: str,
+    directory: RoleDirectory | None,
+    *,
+    proposal_id: str | None = None,
+) -> None:
+    """The token claims ``role`` and the directory still grants it, or a typed refusal."""
+    if role not in principal.roles:
+        raise NotEntitled(f"this needs the role {role!r}", required_role=role)
+    if directory is not None and not directory.holds_role(
+        principal.tenant, principal.subject, role
+    ):
+        raise ApproverRevoked(
+            f"the role {role!r} was withdrawn from you in the role directory",
+            proposal_id=proposal_id,
+            required_role=role,
+        )
 
 
 def holds_role(principal: Principal, role: str, directory: RoleDirectory | None) -> bool:

@@ -15,7 +15,8 @@ once. Then, by status:
         the lookup itself failed              → unknown
     after ``tool.max_lookups`` inconclusive lookups → needs_attention
 
-Every attempt made here re-checks that the approvers still hold their role and
+Every attempt made here starts only while consent holds (``_consent``: not
+expired, not revoked, approvers still hold their role, attempts left) and
 sends the provider the state version the approver saw, so the business write's
 conditional update still answers ``state_changed`` if the target moved.
 """
@@ -30,11 +31,11 @@ from signoff._model import Execution, ExecutionResult, ExecutionStatus, Principa
 from signoff.exceptions import (
     CatalogError,
     ExecutionInProgress,
-    NotFound,
     Refusal,
     SubjectMismatch,
 )
-from signoff.gate._context import GateContext, load_proposal, log
+from signoff.gate._circle import load_visible_execution
+from signoff.gate._context import GateContext, log
 from signoff.gate._receipts import result_for
 from signoff.gate._settle import (
     ReconcileAction,
@@ -116,14 +117,14 @@ def _load_own(
     ctx: GateContext, principal: Principal, execution_id: str
 ) -> tuple[Proposal, Execution]:
     with ctx.store.read() as tx:
-        execution = tx.execution(principal.tenant, execution_id)
-        if execution is None:
-            raise NotFound("no such execution", execution_id=execution_id)
+        proposal, execution = load_visible_execution(
+            tx, principal, execution_id, ctx.directory_in(tx)
+        )
         token = tx.token(execution.token_id)
         assert token is not None
         if (token.subject, token.actor) != (principal.subject, principal.actor):
             raise SubjectMismatch("only the requesting principal may retry this execution")
-        return load_proposal(tx, principal, execution.proposal_id), execution
+        return proposal, execution
 
 
 def _claim(

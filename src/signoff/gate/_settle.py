@@ -17,14 +17,18 @@ from signoff.catalog._types import (
     Succeeded,
     TerminalFailure,
 )
-from signoff.exceptions import ApproverRevoked, Refusal, StateChanged
-from signoff.gate._attempt import NeedsAttention, call_provider, finish_attempt, run_attempt
+from signoff.exceptions import Refusal, StateChanged
+from signoff.gate._attempt import (
+    ConsentEnded,
+    NeedsAttention,
+    call_provider,
+    finish_attempt,
+    run_attempt,
+)
 from signoff.gate._context import GateContext, log
-from signoff.gate._policy import approvers_who_lost_role
 from signoff.gate._receipts import result_for
 from signoff.store._sql import SqlTransaction
 
-APPROVER_REVOKED = "approver_revoked"
 LOOKUP_INCONCLUSIVE = "execution.lookup_inconclusive"
 
 
@@ -44,7 +48,8 @@ class ReconcileAction(enum.StrEnum):
     ESCALATED = "escalated"
     """Reconciliation cannot settle it alone: ``needs_attention``."""
     REFUSED = "refused"
-    """An approver lost their role: ``failed_terminal`` without calling the provider."""
+    """Consent ended (expired, revoked, an approver lost their role, attempts used up):
+    ``failed_terminal`` without calling the provider."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -64,23 +69,19 @@ def handle(ctx: GateContext, proposal: Proposal, execution: Execution) -> Handle
 def attempt(
     ctx: GateContext, proposal: Proposal, execution: Execution, action: ReconcileAction
 ) -> Handled:
-    """One more attempt with the same request key, for a request the provider never saw."""
-    lost = approvers_who_lost_role(proposal, ctx.directory)
-    if lost:
-        refusal = ApproverRevoked(
-            "an approver no longer holds the required role; nothing was done",
-            proposal_id=proposal.proposal_id,
-            execution_id=execution.execution_id,
-            approvers=lost,
-        )
-        refused = TerminalFailure(refusal.message, code=APPROVER_REVOKED)
-        return Handled(ReconcileAction.REFUSED, _finish(ctx, proposal, execution, refused), refusal)
+    """One more attempt with the same request key, for a request the provider never saw.
+
+    Consent is checked as the attempt starts (``_consent``): once it has ended the
+    execution is ``failed_terminal`` and the provider is never called.
+    """
     tool = ctx.catalog.get(proposal.tool)
     args = tool.load(proposal.arguments)
     try:
         result = run_attempt(
             ctx, proposal, execution, args, _approved_state(proposal), from_status=execution.status
         )
+    except ConsentEnded as ended:
+        return Handled(ReconcileAction.REFUSED, ended.execution, ended.refusal)
     except StateChanged as exc:
         return Handled(action, _reload(ctx, execution), exc)
     return Handled(action, result.execution)

@@ -1,0 +1,44 @@
+"""Is the business state still the one the person saw? Asked before approving and executing.
+
+The seed's ``Fresh(p, s)``: a token is issued, and a write starts, only while
+the state the preview showed still holds. The tool's read step may also refuse
+outright (the order is gone, nothing is left to refund); either way the state
+moved, so the answer is ``state_changed`` with the tool's reason, never a
+complaint about arguments that were valid when proposed.
+"""
+
+from __future__ import annotations
+
+from signoff._model import Principal, Proposal
+from signoff.catalog._types import ResourceState
+from signoff.exceptions import ArgsMismatch, Refusal, StateChanged
+from signoff.gate._context import GateContext
+
+
+def requester_of(proposal: Proposal) -> Principal:
+    return Principal(proposal.requester_subject, proposal.tenant, actor=proposal.requester_actor)
+
+
+def check_fresh(
+    ctx: GateContext, proposal: Proposal, principal: Principal | None = None
+) -> ResourceState:
+    """Read the state again (outside any transaction); refuse if it moved since the preview."""
+    tool = ctx.catalog.get(proposal.tool)
+    try:
+        state = tool.read_state(tool.load(proposal.arguments), principal or requester_of(proposal))
+    except Refusal as exc:
+        raise StateChanged(
+            f"the business state changed since the preview: {exc.message}",
+            proposal_id=proposal.proposal_id,
+            cause=exc.code,
+        ) from None
+    if state.resource_id != proposal.resource_id:
+        raise ArgsMismatch("the target resource changed", proposal_id=proposal.proposal_id)
+    if state.version != proposal.state_version:
+        raise StateChanged(
+            "the business state changed since the preview; make a new proposal",
+            proposal_id=proposal.proposal_id,
+            previewed_version=proposal.state_version,
+            current_version=state.version,
+        )
+    return state
