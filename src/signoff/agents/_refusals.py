@@ -71,6 +71,24 @@ _BY_CODE: dict[str, _Advice] = {
         "The confirmation window closed and nothing was done. If the user still wants this, "
         "call {request} again to make a new proposal, which needs a new confirmation.",
     ),
+    "preview_expired": _Advice(
+        "new_proposal",
+        "Nobody decided before the proposal's deadline, so nothing was done. If the user still "
+        "wants this, call {request} again to make a new proposal.",
+    ),
+    "token_expired": _Advice(
+        "new_proposal",
+        "The confirmation expired before the action ran, so nothing was done. If the user still "
+        "wants this, call {request} again to make a new proposal, which needs a new confirmation.",
+    ),
+    "attempts_exhausted": _Advice(
+        "stop",
+        "Every allowed attempt failed; nothing more will be tried. Tell the user what happened.",
+    ),
+    "surface_not_allowed": _Advice(
+        "stop",
+        "This decision must be made through another approval system. Tell the user where.",
+    ),
     "already_consumed": _Advice(
         "check_status",
         "This confirmation was already used; the action will not run again. Do not call "

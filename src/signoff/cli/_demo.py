@@ -167,7 +167,7 @@ def _refusals(demo: _Demo) -> None:
     demo.clock.advance(timedelta(minutes=11))
     demo.expect_refusal(
         "expired token (11 minutes later)",
-        "expired",
+        "token_expired",
         lambda: demo.gate.execute(AGENT, late.proposal_id, late_token),
     )
     foreign = demo.propose("ord_1004", 19900)

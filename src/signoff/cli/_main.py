@@ -37,6 +37,7 @@ LAZY_COMMANDS = {
     "notify": ("signoff.cli._notify:notify", "Webhook and e-mail deliveries of audit events."),
     "openapi": ("signoff.cli._openapi:openapi", "Print the OpenAPI document of the HTTP API."),
     "reconcile": ("signoff.cli._reconcile:reconcile", "Settle stuck executions by lookup."),
+    "roles": ("signoff.cli._roles:roles", "Grant, revoke and list roles in the directory."),
     "serve": ("signoff.cli._serve:serve", "Serve the HTTP API, the page and MCP."),
     "token": ("signoff.cli._proof:token", "Verify a signed confirmation token offline."),
     "tools": ("signoff.cli._agents:tools", "Print the tool definitions a model sees."),

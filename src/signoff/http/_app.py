@@ -26,9 +26,11 @@ from signoff.http import (
     _deliveries,
     _demo,
     _executions,
+    _inbox,
     _jwks,
     _proposals,
     _resource,
+    _roles,
     _system,
 )
 from signoff.http._docs_assets import install_docs
@@ -42,8 +44,8 @@ from signoff.http._request_log import RequestContext
 from signoff.http._settings import Settings, SettingsError
 from signoff.http._signing import gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
-from signoff.identity import Authenticator
-from signoff.store import open_store
+from signoff.identity import Authenticator, StoreRoleDirectory
+from signoff.store import Store, open_store
 
 DESCRIPTION = """\
 AI agents propose write operations; an entitled person confirms exactly that
@@ -82,7 +84,17 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
-    for module in (_system, _proposals, _executions, _audit, _deliveries, _resource, _jwks):
+    for module in (
+        _system,
+        _proposals,
+        _inbox,
+        _executions,
+        _roles,
+        _audit,
+        _deliveries,
+        _resource,
+        _jwks,
+    ):
         app.include_router(module.router)
     if state.demo is not None:
         app.include_router(_demo.router)
@@ -129,6 +141,8 @@ def _build_state(
                 token_key=settings.effective_token_key(),
                 audience=settings.audience,
                 proof=gate_proof(settings),
+                directory=role_directory(settings, store),
+                surfaces=settings.effective_surfaces(),
             )
             lifespans.append(partial(_reconciling, gate, settings))
         authenticator = authenticator or Authenticator.from_settings(settings)
@@ -139,6 +153,14 @@ def _build_state(
     return AppState(
         settings, gate, authenticator, Metrics(), demo, lifespans=lifespans, closers=closers
     )
+
+
+def role_directory(settings: Settings, store: Store) -> StoreRoleDirectory | None:
+    """The directory every surface consults (PROTOCOL rule 11), unless turned off."""
+    mode = settings.effective_role_directory()
+    if mode == "off":
+        return None
+    return StoreRoleDirectory(store, mode="revocations" if mode == "revocations" else "grants")
 
 
 @asynccontextmanager

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Response
 from signoff._model import ExecutionResult, ExecutionStatus
 from signoff.http._deps import Caller, IdempotencyKey, State
 from signoff.http._openapi import problems
-from signoff.http._requests import ExecuteRequest, ResolveRequest
+from signoff.http._requests import ExecuteRequest, ResolveRequest, StopRequest
 from signoff.http._views import (
     ExecutionOutcomeView,
     ExecutionStatusView,
@@ -109,6 +109,23 @@ async def resolve(
         reason=body.reason,
     )
     return _outcome(result, response)
+
+
+@router.post(
+    "/{execution_id}/stop",
+    response_model=ExecutionOutcomeView,
+    responses=problems(400, 401, 403, 404, 409),
+    summary="A person who may withdraw the confirmation ends a failed_retryable execution",
+)
+def stop(
+    execution_id: ExecutionId,
+    body: StopRequest,
+    caller: Caller,
+    state: State,
+    response: Response,
+) -> ExecutionOutcomeView:
+    """``failed_terminal`` with the reason, audited; no attempt ever starts again."""
+    return _outcome(state.gate.stop(caller, execution_id, reason=body.reason), response)
 
 
 def _outcome(result: ExecutionResult, response: Response) -> ExecutionOutcomeView:

@@ -40,7 +40,7 @@ async def propose(
     operation_id="listProposals",
     response_model=ProposalList,
     responses=problems(400, 401),
-    summary="Proposals of the caller's tenant, newest first",
+    summary="Proposals the caller may see (its circle in the tenant), newest first",
 )
 async def list_proposals(
     caller: Caller,
@@ -77,7 +77,7 @@ async def decide(
     caller: Caller,
     state: State,
 ) -> DecisionView:
-    """The confirmation token comes back once every approval is in."""
+    """Never carries the confirmation token: it is bound to the requester, who picks it up."""
     decision = Decision(
         kind=DecisionKind(body.decision),
         expected_version=body.expected_version,
@@ -86,11 +86,7 @@ async def decide(
         retyped=None if body.retyped is None else dict(body.retyped),
     )
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
-    return DecisionView(
-        proposal=ProposalView.of(result.proposal),
-        duplicate=result.duplicate,
-        confirmation_token=result.confirmation_token,
-    )
+    return DecisionView(proposal=ProposalView.of(result.proposal), duplicate=result.duplicate)
 
 
 @router.get(

@@ -52,3 +52,9 @@ class ResolveRequest(Body):
 
 class RevokeRequest(Body):
     reason: Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class StopRequest(Body):
+    """Why a person ends a failed_retryable execution for good."""
+
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]

@@ -32,6 +32,7 @@ from signoff.http._settings_values import (
     PublicKey,
     lower,
     parse_key,
+    parse_names,
     parse_public_keys,
     parse_rate,
     parse_tool_forms,
@@ -53,6 +54,9 @@ ENV_PREFIX = "SIGNOFF_"
 DEMO_JWT_SECRET = hashlib.sha256(b"signoff demo: development JWT secret, never production").digest()
 DEMO_TOKEN_KEY = hashlib.sha256(b"signoff demo: development token key, never production").digest()
 DEMO_ISSUER = "signoff-demo"
+# The demo's approval surfaces (PROTOCOL rule 14): the page, the seed's legacy CRM,
+# in-band MCP, and tokens that name no client (so `signoff dev-token` works as shown).
+DEMO_SURFACES = ("api", "jdk8-crm", "mcp", "page")
 
 __all__ = [
     "DEMO_ISSUER",
@@ -165,6 +169,20 @@ class Settings(BaseSettings):
     rate_limit_storage: Text = Field(
         "memory://", description="Where the limit is counted (`limits` storage URI)."
     )
+    role_directory: Annotated[
+        Literal["grants", "revocations", "off"] | None, BeforeValidator(lower)
+    ] = Field(
+        None,
+        description="Roles checked now: `grants` (default; `signoff roles grant`), "
+        "`revocations` (demo default: token roles unless revoked) or `off` (token roles only).",
+    )
+    approval_surfaces: Annotated[tuple[str, ...] | None, NoDecode, BeforeValidator(parse_names)] = (
+        Field(
+            None,
+            description="Where decisions may come from: `page`, `api` (no client), `mcp`, "
+            "client ids (`azp`), comma-separated; empty: any.",
+        )
+    )
 
     ALIASES: ClassVar[dict[str, str]] = {"db": "database_url", "database": "database_url"}
 
@@ -199,6 +217,16 @@ class Settings(BaseSettings):
         if self.demo:
             return DEMO_ISSUER
         raise SettingsError(_MISSING["jwt_issuer"])
+
+    def effective_role_directory(self) -> str:
+        if self.role_directory is not None:
+            return self.role_directory
+        return "revocations" if self.demo else "grants"
+
+    def effective_surfaces(self) -> tuple[str, ...]:
+        if self.approval_surfaces is not None:
+            return self.approval_surfaces
+        return DEMO_SURFACES if self.demo else ()
 
     def effective_hs256_secret(self) -> bytes | None:
         if self.jwt_hs256_secret is not None:

@@ -109,3 +109,16 @@ def parse_tool_forms(value: Any) -> tuple[tuple[str, str], ...]:
             raise ValueError(f"expected tool=opaque|signed, got {entry!r}")
         pairs.append((tool, form))
     return tuple(pairs)
+
+
+def parse_names(value: Any) -> tuple[str, ...] | None:
+    """``a,b,c`` in the environment, or a list of strings in TOML; ``""`` is the empty list."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise ValueError("a comma-separated list or a list of names is required")
+    names = tuple(str(item).strip() for item in items if str(item).strip())
+    if any(not re.fullmatch(r"[\x21-\x7e]{1,255}", name) for name in names):
+        raise ValueError("names are printable ASCII without spaces")
+    return names

@@ -119,11 +119,32 @@ class ProposalList(View):
 
 
 class DecisionView(View):
+    """A person's decision. The confirmation token is never in it (PROTOCOL rule 12): the
+    requesting principal picks it up from ``/v1/proposals/{id}/confirmation-token``."""
+
     proposal: ProposalView
     duplicate: bool = Field(description="True when this Idempotency-Key was answered before")
-    confirmation_token: str | None = Field(
-        description="Issued once every approval is in; bound to the requesting principal"
+
+
+class InboxView(View):
+    proposals: list[ProposalView] = Field(description="Oldest deadline first")
+    next_after: str | None = Field(
+        description="Pass as ?after= for the next page; null on the last page"
     )
+
+
+class RoleGrantView(View):
+    tenant: str
+    subject: str
+    role: str
+    status: Literal["granted", "revoked"]
+    changed_by: str
+    changed_at: datetime
+
+
+class RoleGrantsView(View):
+    grants: list[RoleGrantView]
+    mode: str = Field(description="grants, revocations or off: how the directory is consulted")
 
 
 class ConfirmationTokenView(View):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from signoff._model import PAGE_SURFACE, Principal
+from signoff._model import RESERVED_SURFACES, Principal
 from signoff.exceptions import NotAuthenticated
 from signoff.identity._config import ClaimMapping
 
@@ -98,9 +98,9 @@ def _client(claims: dict[str, Any], mapping: ClaimMapping) -> str | None:
         if raw is None:
             continue
         client = _name(raw, name)
-        if client == PAGE_SURFACE:
+        if client in RESERVED_SURFACES:
             raise NotAuthenticated(
-                f"the client name {PAGE_SURFACE!r} is reserved for the confirmation page",
+                f"the client name {client!r} is reserved for signoff's own surfaces",
                 reason="claims",
             )
         return client

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from signoff._model import PAGE_SURFACE
+from signoff._model import RESERVED_SURFACES
 from signoff.exceptions import InvalidIssuer
 
 PublicAlgorithm = Literal["RS256", "PS256", "ES256", "EdDSA"]
@@ -65,8 +65,9 @@ class ClaimMapping(_Frozen):
     @field_validator("agent_clients")
     @classmethod
     def _no_page(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if PAGE_SURFACE in value:
-            raise ValueError(f"{PAGE_SURFACE!r} is reserved for the confirmation page")
+        reserved = RESERVED_SURFACES.intersection(value)
+        if reserved:
+            raise ValueError(f"{', '.join(sorted(reserved))} are reserved for signoff's surfaces")
         return value
 
 

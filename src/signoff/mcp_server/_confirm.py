@@ -23,6 +23,7 @@ from mcp_types import (
 )
 
 from signoff._model import Decision, DecisionKind, Principal, Proposal, ReasonCode
+from signoff._text import visible
 from signoff.agents._service import AgentTools, ToolOutput
 from signoff.catalog._types import RiskLevel
 from signoff.exceptions import ArgsMismatch, SignoffError
@@ -119,7 +120,7 @@ def form_params(proposal: Proposal) -> ElicitRequestFormParams:
 def url_params(proposal: Proposal, url: str) -> ElicitRequestURLParams:
     return ElicitRequestURLParams(
         message=(
-            f"{proposal.preview.title}: a person entitled to approve must "
+            f"{visible(proposal.preview.title)}: a person entitled to approve must "
             "open this page, sign in and confirm. Nothing happens until then."
         ),
         url=url,
@@ -202,14 +203,15 @@ def _describe(
 
 
 def _message(proposal: Proposal) -> str:
+    """One line per field; what an agent or requester wrote cannot add or fake a line."""
     preview = proposal.preview
-    lines = [f"Confirm: {preview.title}"]
-    lines += [f"  {f.label}: {f.display_value}" for f in preview.fields]
+    lines = [f"Confirm: {visible(preview.title)}"]
+    lines += [f"  {visible(f.label)}: {visible(f.display_value)}" for f in preview.fields]
     lines += [
-        f"Impact: {preview.impact}",
-        f"Reversibility: {preview.reversibility}",
-        f"Requested by {proposal.requester_actor or proposal.requester_subject} for "
-        f"{proposal.requester_subject}; expires {proposal.expires_at.isoformat()}.",
+        f"Impact: {visible(preview.impact)}",
+        f"Reversibility: {visible(preview.reversibility)}",
+        f"Requested by {visible(proposal.requester_actor or proposal.requester_subject)} for "
+        f"{visible(proposal.requester_subject)}; expires {proposal.expires_at.isoformat()}.",
         f"Proposal {proposal.proposal_id}, digest {proposal.args_digest[:16]}…",
     ]
     return "\n".join(lines)

@@ -16,7 +16,7 @@ from typing import Protocol
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 
-from signoff._model import Principal
+from signoff._model import MCP_SURFACE, Principal
 from signoff.exceptions import NotAuthenticated
 
 DEFAULT_AGENT = "agent:mcp"
@@ -49,7 +49,9 @@ class StaticIdentity:
     @classmethod
     def for_person(cls, subject: str, tenant: str, *, agent: str = DEFAULT_AGENT) -> StaticIdentity:
         """``--principal SUB@TENANT``: the agent acts for SUB, and SUB confirms in-band."""
-        return cls(Principal(subject, tenant, actor=agent), Principal(subject, tenant))
+        return cls(
+            Principal(subject, tenant, actor=agent), Principal(subject, tenant, client=MCP_SURFACE)
+        )
 
     def agent(self) -> Principal:
         return self.agent_principal

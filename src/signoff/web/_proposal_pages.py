@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from signoff._clock import from_micros, to_micros
 from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.exceptions import NotFound, SignoffError
 from signoff.notify._feed import head
@@ -18,29 +20,48 @@ from signoff.web._views import current_state, entitlement, outcome
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 MAX_ID = 128
 LIST_LIMIT = 200
+INBOX_PAGE = 50
+STATE_MATTERS = (ProposalStatus.AWAITING_CONFIRMATION, ProposalStatus.CONFIRMED)
 DECIDED = [s for s in ProposalStatus if s is not ProposalStatus.AWAITING_CONFIRMATION]
 
 
 @router.get("/inbox")
-def inbox(request: Request) -> Response:
-    """Proposals awaiting a decision this person may take, newest first."""
+def inbox(request: Request, after: str | None = None) -> Response:
+    """Every proposal this person may decide, oldest deadline first, a page at a time.
+
+    Selected by the store (role, requester, not yet decided by them), so proposals
+    an agent files in bulk cannot push an older pending one off the page.
+    """
     who = signed_in(request)
     if isinstance(who, Response):
         return who
     ui, session, principal = who
-    now = ui.now()
     # Read before the list: the live inbox (_live) streams every change after this point.
     live_after = head(ui.app_state.gate.store, principal.tenant)
-    waiting = ui.app_state.gate.proposals(
-        principal, statuses=[ProposalStatus.AWAITING_CONFIRMATION], limit=LIST_LIMIT
+    page = ui.app_state.gate.inbox(principal, after=_cursor(after), limit=INBOX_PAGE + 1)
+    shown = [p for p in page[:INBOX_PAGE] if entitlement(p, principal).may_decide]
+    more = page[INBOX_PAGE - 1] if len(page) > INBOX_PAGE else None
+    next_page = None if more is None else f"{to_micros(more.expires_at)}.{more.proposal_id}"
+    return ui.render(
+        "inbox.html",
+        session,
+        {"proposals": shown, "next_page": next_page, "live_after": live_after},
     )
-    mine = [p for p in waiting if now < p.expires_at and entitlement(p, principal).may_decide]
-    return ui.render("inbox.html", session, {"proposals": mine, "live_after": live_after})
+
+
+def _cursor(after: str | None) -> tuple[datetime, str] | None:
+    """``<expires_at micros>.<proposal id>`` of the previous page's last proposal."""
+    if after is None:
+        return None
+    micros, _, proposal_id = after.partition(".")
+    if not micros.isdigit() or not 0 < len(proposal_id) <= MAX_ID or len(micros) > 20:
+        return None
+    return from_micros(int(micros)), proposal_id
 
 
 @router.get("/history")
 def history(request: Request) -> Response:
-    """Decided proposals of this person's tenant, newest first."""
+    """Decided proposals this person may see (their circle), newest first."""
     who = signed_in(request)
     if isinstance(who, Response):
         return who
@@ -95,7 +116,11 @@ def detail_context(
     return {
         "p": proposal,
         "entitled": entitlement(proposal, principal),
-        "state_now": current_state(gate, proposal) if tool.reads_state() else None,
+        # Only a decision still to come (or a token still to use) depends on the state now.
+        "state_now": current_state(gate, proposal)
+        if tool.reads_state() and proposal.status in STATE_MATTERS
+        else None,
+        "reads_state": tool.reads_state(),
         "outcome": None if awaiting else outcome(gate, principal, proposal),
         "retype": [(name, _label(proposal, name)) for name in _retype(proposal)],
         "retype_error": retype_error,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
+
+from signoff._text import visible as shown
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Status names as a person reads them; the machine name stays in the badge's class.
@@ -43,12 +44,7 @@ STATUS_NAMES = {
 
 def visible(text: object) -> str:
     """Format and control characters (Unicode Cf/Cc, except newline and tab) made visible."""
-    return "".join(
-        f"⟨U+{ord(ch):04X}⟩"
-        if unicodedata.category(ch) in ("Cf", "Cc") and ch not in "\n\t"
-        else ch
-        for ch in str(text)
-    )
+    return shown(text, keep="\n\t")
 
 
 def tokens(text: object) -> Markup:

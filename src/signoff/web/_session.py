@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from signoff._model import Principal
+from signoff._model import PAGE_SURFACE, Principal
 
 SESSION_TTL = timedelta(hours=8)
 ANONYMOUS_TTL = timedelta(minutes=30)
@@ -146,6 +146,7 @@ def _from_dict(body: dict[str, Any]) -> WebSession:
             subject=str(body["sub"]),
             tenant=str(body["tenant"]),
             roles=frozenset(str(r) for r in body["roles"]),
+            client=PAGE_SURFACE,
         )
     return WebSession(
         sid=str(body["sid"]),

@@ -1,0 +1,77 @@
+"""/v1/roles: the role directory, for the tenant's admins (``signoff_admin``, as a person)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Response
+
+from signoff._clock import from_micros
+from signoff._model import Principal
+from signoff.exceptions import Forbidden, InvalidState
+from signoff.gate._circle import ADMIN_ROLE
+from signoff.http._deps import Caller, State
+from signoff.http._openapi import problems
+from signoff.http._state import AppState
+from signoff.http._views import RoleGrantsView, RoleGrantView
+from signoff.identity import StoreRoleDirectory
+
+router = APIRouter(prefix="/v1/roles", tags=["roles"])
+Name = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[\x21-\x7e]+$")]
+
+
+@router.get(
+    "",
+    response_model=RoleGrantsView,
+    responses=problems(401, 403, 409),
+    summary="Every role entry of the caller's tenant (granted and revoked)",
+)
+def list_roles(caller: Caller, state: State) -> RoleGrantsView:
+    directory = _directory(state, caller)
+    return RoleGrantsView(
+        grants=[
+            RoleGrantView(
+                tenant=g.tenant,
+                subject=g.subject,
+                role=g.role,
+                status="revoked" if g.revoked else "granted",
+                changed_by=g.changed_by,
+                changed_at=from_micros(g.changed_at),
+            )
+            for g in directory.grants(caller.tenant)
+        ],
+        mode=directory.mode,
+    )
+
+
+@router.put(
+    "/{subject}/{role}",
+    status_code=204,
+    responses=problems(400, 401, 403, 409),
+    summary="Grant a role to a person of the caller's tenant (audited)",
+)
+def grant_role(subject: Name, role: Name, caller: Caller, state: State) -> Response:
+    _directory(state, caller).grant(caller.tenant, subject, role, by=caller.subject)
+    return Response(status_code=204)
+
+
+@router.delete(
+    "/{subject}/{role}",
+    status_code=204,
+    responses=problems(400, 401, 403, 409),
+    summary="Revoke a role: decisions and executions that need it stop at once (audited)",
+)
+def revoke_role(subject: Name, role: Name, caller: Caller, state: State) -> Response:
+    _directory(state, caller).revoke(caller.tenant, subject, role, by=caller.subject)
+    return Response(status_code=204)
+
+
+def _directory(state: AppState, caller: Principal) -> StoreRoleDirectory:
+    directory = state.gate.directory
+    if not isinstance(directory, StoreRoleDirectory):
+        raise InvalidState("this server has no role directory (role_directory = off)")
+    if caller.is_agent or ADMIN_ROLE not in caller.roles:
+        raise Forbidden(f"managing roles needs a person with {ADMIN_ROLE!r}")
+    if not directory.holds_role(caller.tenant, caller.subject, ADMIN_ROLE):
+        raise Forbidden(f"your {ADMIN_ROLE!r} role was revoked in the directory")
+    return directory
