@@ -90,6 +90,10 @@ def make_world(path: Path, *, seed: bool = True, token_form: str = "opaque") -> 
             ("acme", "alice", "refund_approver"),
             ("acme", "bob", "refund_approver"),
             ("globex", "gina", "refund_approver"),
+            ("acme", "audrey", "auditor"),
+            ("acme", "dave", "auditor"),
+            ("globex", "gus", "auditor"),
+            ("acme", "olga", "signoff_admin"),
         ]
     )
     gate = Gate(

@@ -128,8 +128,9 @@ def fault_world(kind: str, path: Path) -> Iterator[FaultWorld]:
         shop = DemoShop(str(path / "shop.db"))
         seed_demo_orders(shop)
         provider = RefundProvider(shop)
-        # Far in the past: a second process on the system clock sees every lease lapsed.
-        clock = ManualClock(datetime(2001, 1, 1, tzinfo=UTC))
+        # A few leases in the past: a second process on the system clock sees every lease
+        # lapsed, while a confirmation (15 minutes) is still valid there.
+        clock = ManualClock(datetime.now(UTC) - 4 * LEASE)
         directory = StaticRoleDirectory([("acme", "alice", "refund_approver")])
         harness = FaultHarness(
             effects=lambda: [Effect(e.request_key, e.reference) for e in provider.ledger()]

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from signoff import verify_audit
+from signoff.exceptions import NotEntitled
 from tests.conftest import AGENT, APPROVER, World
 
 
@@ -101,4 +102,8 @@ def test_chains_are_per_tenant(world: World) -> None:
     )
     report = world.gate.verify_audit()
     assert report.ok and report.tenants == 2
-    assert all(e.tenant == "globex" for e in world.gate.audit_events(globex))
+    gus = Principal("gus", "globex", frozenset({"auditor"}))
+    events = world.gate.audit_events(gus)
+    assert events and all(e.tenant == "globex" for e in events)
+    with pytest.raises(NotEntitled):
+        world.gate.audit_events(globex)

@@ -24,8 +24,9 @@ scalars = (
 ascii_keys = st.text(alphabet=st.characters(max_codepoint=0x7F))
 documents: st.SearchStrategy[Any] = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=5)
-    | st.dictionaries(ascii_keys | st.text(), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(ascii_keys | st.text(), inner, max_size=5)
+    ),
     max_leaves=30,
 )
 

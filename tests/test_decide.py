@@ -8,6 +8,7 @@ import pytest
 
 from signoff import Decision, DecisionKind, Principal, ProposalStatus, ReasonCode
 from signoff.exceptions import (
+    ApproverRevoked,
     Expired,
     IdempotencyKeyReused,
     InvalidRequest,
@@ -120,20 +121,30 @@ def test_requester_and_beneficiary_cannot_approve(world: World) -> None:
         _decide(world, owner_with_role, proposal.proposal_id, 1)
 
 
-def test_missing_role_is_not_entitled(world: World) -> None:
-    """Without the tool's role, no decision is recorded."""
+def test_missing_role_is_outside_the_circle(world: World) -> None:
+    """Without the tool's role a person of the tenant is told 404; no decision is recorded."""
     proposal = world.propose()
-    with pytest.raises(NotEntitled):
+    with pytest.raises(NotFound):
         _decide(world, NO_ROLE, proposal.proposal_id, 1)
     assert world.gate.proposal(APPROVER, proposal.proposal_id).approvals == ()
 
 
-def test_role_claim_without_directory_grant_is_not_entitled(world: World) -> None:
+def test_role_claim_without_directory_grant_is_approver_revoked(world: World) -> None:
     """A role claimed in a token but withdrawn in the directory does not entitle."""
     proposal = world.propose()
     world.directory.revoke("acme", "alice", "refund_approver")
-    with pytest.raises(NotEntitled):
+    with pytest.raises(ApproverRevoked):
         _decide(world, APPROVER, proposal.proposal_id, 1)
+    assert world.gate.proposal(AGENT, proposal.proposal_id).approvals == ()
+
+
+def test_role_held_but_not_the_required_one_is_not_entitled(world: World) -> None:
+    """A person in the circle (an auditor) who lacks the tool's role is refused 403."""
+    proposal = world.propose()
+    auditor = Principal("dave", "acme", frozenset({"auditor"}))
+    with pytest.raises(NotEntitled):
+        _decide(world, auditor, proposal.proposal_id, 1)
+    assert world.gate.proposal(AGENT, proposal.proposal_id).approvals == ()
 
 
 def test_other_tenant_gets_not_found(world: World) -> None:

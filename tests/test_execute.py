@@ -332,3 +332,21 @@ def test_confirmation_token_is_handed_only_to_its_subject(world: World) -> None:
     world.gate.execute(AGENT, proposal.proposal_id, token)
     with pytest.raises(InvalidState):
         world.gate.confirmation_token(AGENT, proposal.proposal_id)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [("operation", "delete_account"), ("resource_id", "order:ord_1002")]
+)
+def test_a_token_row_rewritten_for_another_operation_or_resource_is_refused(
+    world: World, column: str, value: str
+) -> None:
+    """Someone with the database rewrites what the token confirms: args_mismatch, no refund."""
+    proposal = world.propose()
+    token = world.approve(proposal)
+    with world.store.transaction() as tx:
+        tx.run(
+            f"UPDATE tokens SET {column} = ? WHERE proposal_id = ?", (value, proposal.proposal_id)
+        )
+    with pytest.raises(ArgsMismatch):
+        world.gate.execute(AGENT, proposal.proposal_id, token)
+    assert world.ledger_amounts() == []

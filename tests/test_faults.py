@@ -16,6 +16,7 @@ from signoff.exceptions import (
     ApproverRevoked,
     ExecutionInProgress,
     StateChanged,
+    TokenExpired,
 )
 from signoff.testing import (
     Crashed,
@@ -162,16 +163,21 @@ def test_reconciler_racing_a_slow_worker_after_success(fw: FaultWorld) -> None:
     assert fw.verdict(proposal).ok
 
 
-def test_expiry_while_paused_does_not_undo_a_consumed_token(fw: FaultWorld) -> None:
-    """The confirmation expires after it was consumed: the accepted execution completes once."""
+def test_expiry_between_consume_and_attempt_starts_no_attempt(fw: FaultWorld) -> None:
+    """Consent must hold as the attempt starts (rule 11): expired after consume → no call."""
     proposal, token = fw.confirmed()
     ttl = proposal.expires_at - proposal.created_at
     fw.harness.on(HookPoint.AFTER_CONSUME, lambda _: fw.clock.advance(ttl))
     outcome = fw.harness.run(lambda: fw.gate.execute(AGENT, proposal.proposal_id, token))
-    assert isinstance(outcome, Returned)
-    assert outcome.value.execution.status is ExecutionStatus.SUCCEEDED
+    assert isinstance(outcome, Raised) and isinstance(outcome.error, TokenExpired)
+    execution = fw.execution_of(proposal)
+    assert (execution.status, execution.error_code) == (
+        ExecutionStatus.FAILED_TERMINAL,
+        "token_expired",
+    )
+    assert execution.attempts == 0
     assert fw.gate.expire_due() == 0
-    assert len(fw.provider.ledger()) == 1
+    assert fw.provider.ledger() == []
 
 
 def test_timeout_after_success_with_a_crash_after_record(fw: FaultWorld) -> None:

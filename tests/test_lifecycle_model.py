@@ -57,6 +57,14 @@ class Lifecycle(RuleBasedStateMachine):
         self.keys += 1
         return f"key-{self.keys}"
 
+    def _fresh(self, model: Expected) -> bool:
+        order = self.world.shop.order("acme", model.order_id)
+        assert order is not None
+        return (
+            str(order.version) == model.state_version
+            and order.refunded + model.amount <= order.payable
+        )
+
     def _expired(self, pid: str) -> bool:
         proposal = self.world.gate.proposal(AGENT, pid)
         return self.world.clock.now() >= proposal.expires_at
@@ -82,6 +90,8 @@ class Lifecycle(RuleBasedStateMachine):
             return
         kind = DecisionKind.APPROVE if approve else DecisionKind.REJECT
         can = model.status == "awaiting_confirmation" and not self._expired(pid)
+        if approve:  # approving re-reads the business state first (rule 11)
+            can = can and self._fresh(model)
         try:
             result = self.world.gate.decide(
                 APPROVER,
@@ -91,7 +101,7 @@ class Lifecycle(RuleBasedStateMachine):
             )
         except SignoffError as exc:
             assert not can, exc.code
-            if exc.code == "expired":
+            if exc.code == "preview_expired":
                 model.status = "expired"
             return
         assert can
@@ -105,14 +115,11 @@ class Lifecycle(RuleBasedStateMachine):
         model = self.expected.get(pid)
         if model is None:
             return
-        order = self.world.shop.order("acme", model.order_id)
-        assert order is not None
         can = (
             model.status == "confirmed"
             and model.token is not None
             and not self._expired(pid)
-            and str(order.version) == model.state_version
-            and order.refunded + model.amount <= order.payable
+            and self._fresh(model)
         )
         try:
             self.world.gate.execute(AGENT, pid, model.token or "sot_bogus")

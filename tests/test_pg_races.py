@@ -170,10 +170,15 @@ def test_eight_processes_race_every_one_of_200_tokens(node: Node) -> None:
         found = node.shop.order("acme", order(i))
         assert found is not None and found.refunded == 19900
     report = node.gate.verify_audit()
-    # Per token: created, approved, token issued, consumed, started, succeeded; losers add none.
-    assert (report.ok, report.events, report.first_bad) == (True, TOKENS * 6, None)
+    # Per token: created, approved, token issued, consumed, started, succeeded; and each
+    # loser's already_consumed is evidence (rule 15): one refusal event per loser.
+    per_token = 6 + (PROCESSES - 1)
+    assert (report.ok, report.events, report.first_bad) == (True, TOKENS * per_token, None)
     with node.store.read() as tx:
-        assert tx.audit_heads()["acme"][0] == TOKENS * 6
+        assert tx.audit_heads()["acme"][0] == TOKENS * per_token
+        refusals = [e for e in tx.audit_events(tenant="acme") if e.kind == "refusal"]
+    assert len(refusals) == TOKENS * (PROCESSES - 1)
+    assert {e.payload()["code"] for e in refusals} == {"already_consumed"}
     print(f"\nPostgreSQL token race, {PROCESSES} processes x {TOKENS} tokens: {dict(total)}")
 
 

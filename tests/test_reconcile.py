@@ -338,7 +338,8 @@ def test_cli_reconcile_once_with_the_demo_catalog(fw: FaultWorld) -> None:
     proposal, token = fw.confirmed()
     fw.harness.crash_at(HookPoint.BEFORE_PROVIDER_CALL)
     fw.harness.run(lambda: fw.gate.execute(AGENT, proposal.proposal_id, token))
-    # The CLI runs on the system clock, far past the manual one: the dead lease has lapsed.
+    # The CLI runs on the system clock, two minutes past the manual one: the dead lease
+    # has lapsed, the confirmation has not.
     result = _cli(fw, "--json", "--demo", "--demo-shop", fw.shop.path)
     assert result.exit_code == 0, result.output
     [line] = [json.loads(x) for x in result.stdout.splitlines()]

@@ -268,12 +268,40 @@ def test_duplicate_request_key_is_an_integrity_error(backend: Backend) -> None:
         assert tx.proposal("acme", "prop_twin") is None
 
 
+def _second_confirmed(backend: Backend, gate: Gate) -> tuple[Proposal, str]:
+    other = backend.propose(gate, "ord_1002")
+    backend.approve(gate, other, key="k2")
+    with backend.store.read() as tx:
+        token_id = tx.token_id_for(other.proposal_id)
+    assert token_id is not None
+    return other, token_id
+
+
 def test_one_execution_per_token(backend: Backend) -> None:
-    """executions.token_id and request_key are UNIQUE."""
+    """executions.token_id is UNIQUE: a second execution of another proposal with the same
+    token (and its own request key) is refused and nothing is written."""
     gate = backend.gate()
     proposal = backend.propose(gate)
     done = gate.execute(AGENT, proposal.proposal_id, backend.approve(gate, proposal)).execution
-    twin = replace(done, execution_id="exe_twin")
+    other, _ = _second_confirmed(backend, gate)
+    twin = replace(
+        done, execution_id="exe_twin", proposal_id=other.proposal_id, request_key=other.request_key
+    )
+    with pytest.raises(backend.store.integrity_errors), backend.store.transaction() as tx:
+        tx.insert_execution(twin)
+    with backend.store.read() as tx:
+        assert tx.execution("acme", "exe_twin") is None
+
+
+def test_one_execution_per_request_key(backend: Backend) -> None:
+    """executions.request_key is UNIQUE: another proposal and token with the same key refused."""
+    gate = backend.gate()
+    proposal = backend.propose(gate)
+    done = gate.execute(AGENT, proposal.proposal_id, backend.approve(gate, proposal)).execution
+    other, other_token = _second_confirmed(backend, gate)
+    twin = replace(
+        done, execution_id="exe_twin", proposal_id=other.proposal_id, token_id=other_token
+    )
     with pytest.raises(backend.store.integrity_errors), backend.store.transaction() as tx:
         tx.insert_execution(twin)
     with backend.store.read() as tx:

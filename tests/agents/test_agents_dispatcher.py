@@ -177,13 +177,13 @@ def test_another_agent_cannot_use_the_token(world: World, dispatcher: OpenAIDisp
 
 
 def test_expired_asks_for_a_new_proposal(world: World, dispatcher: OpenAIDispatcher) -> None:
-    """Past expires_at: expired → new_proposal, and the status already reads expired."""
+    """Past expires_at: token_expired → new_proposal, and the status already reads expired."""
     proposal_id, token = _confirmed(world, dispatcher)
     world.clock.advance(timedelta(minutes=10))
     status = call(dispatcher, STATUS, {"proposal_id": proposal_id}, AGENT)
     assert (status["status"], status["confirmation_token"]) == ("expired", None)
     answer = _execute(dispatcher, proposal_id, token)
-    assert (answer["code"], answer["action"]) == ("expired", "new_proposal")
+    assert (answer["code"], answer["action"]) == ("token_expired", "new_proposal")
     assert REQUEST in answer["next_step"]
     assert world.ledger_amounts() == []
 

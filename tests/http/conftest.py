@@ -69,9 +69,21 @@ class Api:
             f"/v1/proposals/{proposal['proposal_id']}/decision", json=payload, headers=auth(by, key)
         )
 
-    def approve(self, proposal: dict[str, Any], **kwargs: Any) -> str:
+    def approve(
+        self, proposal: dict[str, Any], *, requester: Principal = AGENT, **kwargs: Any
+    ) -> str:
+        """Approve as a person; the requesting agent then picks up its token."""
         response = self.decide(proposal, **kwargs)
         assert response.status_code == 200, response.text
+        assert "confirmation_token" not in response.json()
+        return self.pick_up(proposal["proposal_id"], by=requester)
+
+    def pick_up(self, proposal_id: str, *, by: Principal = AGENT) -> str:
+        response = self.client.get(
+            f"/v1/proposals/{proposal_id}/confirmation-token", headers=auth(by)
+        )
+        assert response.status_code == 200, response.text
+        assert response.headers["cache-control"] == "no-store"
         token = response.json()["confirmation_token"]
         assert isinstance(token, str)
         return token

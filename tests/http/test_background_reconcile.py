@@ -28,17 +28,20 @@ def test_a_lost_answer_is_settled_by_the_worker_reconciler(tmp_path: Path) -> No
         proposal = client.post(
             "/v1/proposals", json={"tool": "refund_order", "arguments": REFUND}, headers=auth(AGENT)
         ).json()
-        decided = client.post(
+        client.post(
             f"/v1/proposals/{proposal['proposal_id']}/decision",
             json={"decision": "approve", "expected_version": proposal["version"]},
             headers=auth(APPROVER, uuid.uuid4().hex),
-        ).json()
+        ).raise_for_status()
+        token = client.get(
+            f"/v1/proposals/{proposal['proposal_id']}/confirmation-token", headers=auth(AGENT)
+        ).json()["confirmation_token"]
         state.demo.provider.fail_next(FaultMode.TIMEOUT_AFTER_SUCCESS)
         first = client.post(
             "/v1/executions",
             json={
                 "proposal_id": proposal["proposal_id"],
-                "confirmation_token": decided["confirmation_token"],
+                "confirmation_token": token,
             },
             headers=auth(AGENT, uuid.uuid4().hex),
         )

@@ -43,13 +43,13 @@ def test_walkthrough_with_the_client(base_url: str, world: World) -> None:
         again = approver.approve(proposal, idempotency_key="approve-1")
         assert (first.duplicate, again.duplicate) == (False, True)
         assert again.proposal.action_id == first.proposal.action_id
-        assert first.confirmation_token is not None
-        outcome = agent.execute(proposal.proposal_id, first.confirmation_token)
+        token = agent.confirmation_token(proposal.proposal_id)
+        outcome = agent.execute(proposal.proposal_id, token)
         assert outcome.execution.status == "succeeded"
         assert outcome.receipt is not None
         assert agent.execution(outcome.execution.execution_id).receipt == outcome.receipt
         with pytest.raises(exceptions.AlreadyConsumed) as refused:
-            agent.execute(proposal.proposal_id, first.confirmation_token)
+            agent.execute(proposal.proposal_id, token)
         assert refused.value.details["execution_id"] == outcome.execution.execution_id
         assert [(e.order_id, e.amount_minor) for e in agent.demo_ledger()] == [("ord_1001", 19900)]
         assert agent.demo_order("ord_1001").refunded_minor == 19900

@@ -8,28 +8,30 @@ from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, OTHER_TENANT
 from tests.http.conftest import Api, assert_problem, auth
 
 
-def test_approve_issues_the_token(api: Api) -> None:
-    """The last approval confirms the proposal and returns its token."""
+def test_approve_issues_the_token_to_the_requester_never_to_the_approver(api: Api) -> None:
+    """The last approval confirms; the decision response never carries the token (rule 12)."""
     proposal = api.propose()
     response = api.decide(proposal)
     assert response.status_code == 200
     body = response.json()
     assert body["duplicate"] is False
-    assert body["confirmation_token"].startswith("sot_")
+    assert "confirmation_token" not in body
+    assert "sot_" not in response.text
+    assert api.pick_up(proposal["proposal_id"]).startswith("sot_")
     assert body["proposal"]["status"] == "confirmed"
     assert body["proposal"]["version"] == proposal["version"] + 1
     assert [a["approver"] for a in body["proposal"]["approvals"]] == ["alice"]
 
 
 def test_same_key_same_request_answers_the_first_decision(api: Api) -> None:
-    """A double click: same key and payload → duplicate, same action and token."""
+    """A double click: same key and payload → duplicate, same action, still no token."""
     proposal = api.propose()
     first = api.decide(proposal, key="click-1").json()
     again = api.decide(proposal, key="click-1")
     assert again.status_code == 200
     assert again.json()["duplicate"] is True
     assert again.json()["proposal"]["action_id"] == first["proposal"]["action_id"]
-    assert again.json()["confirmation_token"] == first["confirmation_token"]
+    assert "sot_" not in again.text
     assert len(api.world.gate.proposal(AGENT, proposal["proposal_id"]).approvals) == 1
 
 
@@ -80,10 +82,13 @@ def test_agent_can_never_decide(api: Api) -> None:
     assert_problem(api.decide(proposal, by=AGENT), 403, "separation_of_duties")
 
 
-def test_approver_without_role_is_403(api: Api) -> None:
-    """A person without refund_approver is not_entitled."""
+def test_person_outside_the_circle_is_told_404(api: Api) -> None:
+    """A person of the tenant without refund_approver may not see it: 404, as another tenant."""
     proposal = api.propose()
-    assert_problem(api.decide(proposal, by=NO_ROLE), 403, "not_entitled")
+    assert_problem(api.decide(proposal, by=NO_ROLE), 404, "not_found")
+    read = api.client.get(f"/v1/proposals/{proposal['proposal_id']}", headers=auth(NO_ROLE))
+    assert_problem(read, 404, "not_found")
+    assert api.world.gate.proposal(AGENT, proposal["proposal_id"]).approvals == ()
 
 
 def test_stale_version_is_409(api: Api) -> None:
@@ -101,7 +106,6 @@ def test_reject_needs_a_reason_code(api: Api) -> None:
     assert_problem(bad, 400, "invalid_request")
     response = api.decide(proposal, key="d3", decision="reject", reason_code="wrong_amount")
     assert response.json()["proposal"]["status"] == "declined"
-    assert response.json()["confirmation_token"] is None
 
 
 def test_wrong_types_are_400(api: Api) -> None:
@@ -112,10 +116,10 @@ def test_wrong_types_are_400(api: Api) -> None:
 
 
 def test_expired_proposal_is_409(api: Api) -> None:
-    """now == expires_at is expired (server clock)."""
+    """Past the proposal's deadline: preview_expired (server clock)."""
     proposal = api.propose()
     api.world.clock.advance(timedelta(minutes=10))
-    assert_problem(api.decide(proposal), 409, "expired")
+    assert_problem(api.decide(proposal), 409, "preview_expired")
 
 
 def test_other_tenant_is_404(api: Api) -> None:

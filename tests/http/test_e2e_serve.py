@@ -122,14 +122,14 @@ def test_demo_flow_over_a_real_server(server: Server) -> None:
         approver = agent.as_caller(approver_jwt)
         assert agent.demo_order("ord_1100").payable_minor == 19900
         proposal = agent.propose("refund_order", REFUND)
-        decision = approver.approve(proposal, idempotency_key="walkthrough-approve")
+        approver.approve(proposal, idempotency_key="walkthrough-approve")
         assert approver.approve(proposal, idempotency_key="walkthrough-approve").duplicate
-        assert decision.confirmation_token is not None
-        outcome = agent.execute(proposal.proposal_id, decision.confirmation_token)
+        token = agent.confirmation_token(proposal.proposal_id)
+        outcome = agent.execute(proposal.proposal_id, token)
         assert outcome.receipt is not None
         assert outcome.receipt.status == "succeeded"
         with pytest.raises(exceptions.AlreadyConsumed):
-            agent.execute(proposal.proposal_id, decision.confirmation_token)
+            agent.execute(proposal.proposal_id, token)
         ledger = agent.demo_ledger()
     assert [(e.order_id, e.amount_minor) for e in ledger] == [("ord_1001", 19900)]
     assert shop_ledger(server.db) == [("acme", "ord_1001", 19900)]
@@ -145,7 +145,8 @@ def test_32_concurrent_executions_across_workers_refund_once(server: Server) -> 
     )
     with SignoffClient(server.base_url, agent_jwt) as agent:
         proposal = agent.propose("refund_order", {**REFUND, "order_id": "ord_1050"})
-        token = agent.as_caller(approver_jwt).approve(proposal).confirmation_token
+        agent.as_caller(approver_jwt).approve(proposal)
+        token = agent.confirmation_token(proposal.proposal_id)
     body = {"proposal_id": proposal.proposal_id, "confirmation_token": token}
 
     def post(n: int) -> int:

@@ -97,10 +97,10 @@ def test_forged_token_and_other_tenant(api: Api) -> None:
 
 
 def test_expired_confirmation_is_409(api: Api) -> None:
-    """A token presented at its expiry is expired; nothing is refunded."""
+    """A token presented at its expiry is token_expired; nothing is refunded."""
     proposal_id, token = confirmed(api)
     api.world.clock.advance(timedelta(minutes=10))
-    assert_problem(api.execute(proposal_id, token), 409, "expired")
+    assert_problem(api.execute(proposal_id, token), 409, "token_expired")
     assert api.world.ledger_amounts() == []
 
 

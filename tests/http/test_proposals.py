@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from signoff import Principal
 from tests.conftest import AGENT, APPROVER, NO_ROLE, OTHER_TENANT, REFUND
 from tests.http.conftest import Api, assert_problem, auth
 
@@ -147,10 +148,14 @@ def test_read_proposal_and_cross_tenant_404(api: Api) -> None:
 
 
 def test_cancel_by_requester_then_conflict(api: Api) -> None:
-    """The requester cancels; a second cancel is 409; a stranger is 403."""
+    """The requester cancels; a second cancel is 409; another agent of theirs is 403;
+    a stranger is told 404."""
     proposal = api.propose()
     path = f"/v1/proposals/{proposal['proposal_id']}/cancel"
-    assert_problem(api.client.post(path, headers=auth(NO_ROLE)), 403, "forbidden")
+    assert_problem(api.client.post(path, headers=auth(NO_ROLE)), 404, "not_found")
+    other_agent = Principal(AGENT.subject, AGENT.tenant, actor="agent:other-bot")
+    assert_problem(api.client.post(path, headers=auth(other_agent)), 403, "forbidden")
+    assert_problem(api.client.post(path, headers=auth(APPROVER)), 403, "forbidden")
     response = api.client.post(path, headers=auth(AGENT))
     assert response.status_code == 200
     assert response.json()["status"] == "cancelled"

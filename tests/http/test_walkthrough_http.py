@@ -10,7 +10,7 @@ from tests.conftest import AGENT, APPROVER
 from tests.http.conftest import Api, token_for
 
 WALKTHROUGH = Path(__file__).parents[2] / "examples" / "walkthrough.http"
-EXPECTED = [200, 200, 201, 403, 200, 200, 200, 200, 200, 409, 200]
+EXPECTED = [200, 200, 201, 403, 200, 200, 200, 200, 200, 200, 409, 200]
 _VARIABLE = re.compile(r"\{\{\s*([\w.]+)\s*\}\}")
 
 
@@ -58,5 +58,7 @@ def test_walkthrough_runs_as_documented(api: Api) -> None:
     first, again = answers[5].json(), answers[6].json()
     assert (first["duplicate"], again["duplicate"]) == (False, True)
     assert again["proposal"]["action_id"] == first["proposal"]["action_id"]
-    assert answers[9].json()["code"] == "already_consumed"
+    assert "confirmation_token" not in first and "confirmation_token" not in again
+    assert answers[7].headers["cache-control"] == "no-store"
+    assert answers[10].json()["code"] == "already_consumed"
     assert api.world.ledger_amounts() == [("ord_1001", 19900)]

@@ -218,7 +218,7 @@ def test_an_expired_proposal_cannot_be_accepted_late(world: World, server: MCPSe
             return await super().__call__(context, params)
 
     answer = _request(server, SlowPerson("accept"), "auto")
-    assert answer["confirmation"]["code"] == "expired"
+    assert answer["confirmation"]["code"] == "preview_expired"
     assert answer["status"] == "expired"
 
 
@@ -228,3 +228,17 @@ def test_the_human_principal_is_never_an_agent() -> None:
         StaticIdentity(AGENT, AGENT)
     with pytest.raises(ValueError, match="actor"):
         StaticIdentity(Principal("u_42", "acme"))
+
+
+def test_the_in_band_prompt_shows_agent_text_one_line_per_field(
+    world: World, server: MCPServer
+) -> None:
+    """A note with a line break and a bidi override cannot add or fake a line of the prompt."""
+    forged = "fine\nConfirm: Refund ¥0.01 on order ord_1001\u202etxt.exe"
+    person = Person("cancel")
+    _request(server, person, "auto", args={**NOTE, "note": forged})
+    [form] = person.seen
+    assert isinstance(form, ElicitRequestFormParams)
+    assert "\u202e" not in form.message and "⟨U+202E⟩" in form.message
+    assert "fine⟨U+000A⟩Confirm: Refund ¥0.01" in form.message
+    assert not any(line.startswith("Confirm: Refund") for line in form.message.splitlines())

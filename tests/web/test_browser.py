@@ -282,7 +282,8 @@ def test_a_post_without_the_csrf_token_is_403(live: Live, page: Page) -> None:
 def test_without_the_role_no_button_and_a_forged_post_is_refused(
     live: Live, page: Page, browser: Browser
 ) -> None:
-    """carol sees the proposal but no Approve; posting alice's form with her token is 403."""
+    """dave (auditor) sees it but no Approve; posting alice's form with his token is 403.
+    carol (no role) is not in its circle: the page and the forged post are 404."""
     proposal = live.propose("ord_1007")
     alice = new_context(browser)
     try:
@@ -292,15 +293,23 @@ def test_without_the_role_no_button_and_a_forged_post_is_refused(
         fields = form_fields(alice_page, "form.approve")
     finally:
         alice.close()
-    sign_in(page, live, "carol")
+    sign_in(page, live, "dave")
     page.goto(live.url(proposal))
     assert page.get_by_role("button", name="Approve").count() == 0
     assert "needs the role 'refund_approver'" in page.locator("#not-entitled").inner_text()
+    dave_token = form_fields(page, "form.sign-out")["csrf_token"]
+    forged = page.request.post(
+        live.url(proposal, "/decision"), form={**fields, "csrf_token": dave_token}
+    )
+    assert forged.status == 403
+    sign_in(page, live, "carol")
+    hidden = page.goto(live.url(proposal))
+    assert hidden is not None and hidden.status == 404
     carol_token = form_fields(page, "form.sign-out")["csrf_token"]
     forged = page.request.post(
         live.url(proposal, "/decision"), form={**fields, "csrf_token": carol_token}
     )
-    assert forged.status == 403
+    assert forged.status == 404
     assert live.decisions(proposal) == 0
 
 

@@ -179,9 +179,23 @@ def test_an_expired_proposal_is_refused(pages: Pages) -> None:
     assert pages.approvals(proposal) == 0
 
 
-@pytest.mark.parametrize("someone", [NO_ROLE, AUDITOR, CUSTOMER])
+def test_outside_the_circle_the_page_is_404_and_a_forged_post_too(pages: Pages) -> None:
+    """A colleague without the role may not see the proposal at all (rule 12)."""
+    proposal = pages.propose()
+    pages.sign_in(APPROVER)
+    form = pages.decision_form(proposal)
+    pages.sign_in(NO_ROLE)
+    page = pages.client.get(f"/ui/proposals/{proposal.proposal_id}")
+    assert page.status_code == 404 and proposal.preview["title"] not in page.text
+    inbox = pages.client.get("/ui/inbox").text
+    forged = {**form, "csrf_token": hidden_fields(inbox)["csrf_token"]}
+    assert pages.post_decision(proposal, forged).status_code == 404
+    assert pages.approvals(proposal) == 0
+
+
+@pytest.mark.parametrize("someone", [AUDITOR, CUSTOMER])
 def test_no_approve_button_and_a_forged_post_is_refused(pages: Pages, someone: Principal) -> None:
-    """Without the role (or as the requester) there is no form; posting one anyway is 403."""
+    """An auditor, or the requester, sees it but has no form; posting one anyway is 403."""
     proposal = pages.propose()
     pages.sign_in(APPROVER)
     form = pages.decision_form(proposal)

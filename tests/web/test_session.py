@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from fastapi.testclient import TestClient
 
 from signoff import Principal
+from signoff._model import PAGE_SURFACE
 from signoff.http import Settings
 from signoff.web._session import SessionCodec, WebSession
 from tests.conftest import APPROVER, World
@@ -21,12 +23,13 @@ def _signed_in() -> WebSession:
 
 
 def test_a_session_round_trips_with_who_signed_in() -> None:
-    """sub, tenant and roles come back exactly; the session id is new after sign-in."""
+    """sub, tenant and roles come back exactly, as the page surface; the session id is new."""
     codec = SessionCodec(KEY, secure=True)
     anonymous = WebSession.anonymous(NOW)
     session = anonymous.signed_in(APPROVER, via="jwt", until=NOW + timedelta(hours=1))
     decoded = codec.decode(codec.encode(session), NOW)
-    assert decoded is not None and decoded.principal == APPROVER
+    assert decoded is not None
+    assert decoded.principal == dataclasses.replace(APPROVER, client=PAGE_SURFACE)
     assert decoded.sid == session.sid != anonymous.sid
 
 

@@ -1,0 +1,118 @@
+"""The role directory in signoff's own store: grants, revocations, the CLI, the audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from signoff import Gate, SQLiteStore
+from signoff.cli._main import cli
+from signoff.demo import demo_catalog
+from signoff.exceptions import ApproverRevoked, InvalidRequest
+from signoff.http import Settings, SettingsError
+from signoff.http._settings import load_settings
+from signoff.identity import StoreRoleDirectory
+from tests.conftest import AGENT, APPROVER, TOKEN_KEY, World
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    store = SQLiteStore(tmp_path / "s.db")
+    store.migrate()
+    return store
+
+
+def test_grants_mode_needs_a_grant_and_revocations_mode_needs_no_revocation(
+    store: SQLiteStore,
+) -> None:
+    strict = StoreRoleDirectory(store, mode="grants")
+    lenient = StoreRoleDirectory(store, mode="revocations")
+    assert not strict.holds_role("acme", "alice", "refund_approver")
+    assert lenient.holds_role("acme", "alice", "refund_approver")
+    assert strict.grant("acme", "alice", "refund_approver", by="ops") is True
+    assert strict.grant("acme", "alice", "refund_approver", by="ops") is False
+    assert strict.holds_role("acme", "alice", "refund_approver")
+    assert strict.revoke("acme", "alice", "refund_approver", by="ops") is True
+    for directory in (strict, lenient):
+        assert not directory.holds_role("acme", "alice", "refund_approver")
+    assert strict.holds_role("globex", "alice", "refund_approver") is not True
+
+
+def test_every_change_is_an_audit_event_and_the_chain_holds(store: SQLiteStore) -> None:
+    directory = StoreRoleDirectory(store)
+    directory.grant("acme", "alice", "refund_approver", by="ops:root")
+    directory.revoke("acme", "alice", "refund_approver", by="olga")
+    with store.read() as tx:
+        events = tx.audit_events(tenant="acme")
+    assert [(e.kind, e.actor, e.payload()) for e in events] == [
+        ("role.granted", "ops:root", {"subject": "alice", "role": "refund_approver"}),
+        ("role.revoked", "olga", {"subject": "alice", "role": "refund_approver"}),
+    ]
+    [entry] = directory.grants("acme")
+    assert (entry.subject, entry.revoked, entry.changed_by) == ("alice", True, "olga")
+
+
+def test_names_are_checked(store: SQLiteStore) -> None:
+    with pytest.raises(InvalidRequest):
+        StoreRoleDirectory(store).grant("acme", "alice\n", "refund_approver", by="ops")
+    with pytest.raises(ValueError, match="mode"):
+        StoreRoleDirectory(store, mode="everyone")  # type: ignore[arg-type]
+
+
+def test_the_gate_asks_it_inside_its_own_transaction(world: World) -> None:
+    """A directory in the gate's store: a revocation stops the execution at once."""
+    directory = StoreRoleDirectory(world.store, mode="grants")
+    directory.grant("acme", "alice", "refund_approver", by="ops")
+    gate = Gate(
+        demo_catalog(world.shop, world.provider),
+        world.store,
+        token_key=TOKEN_KEY,
+        clock=world.clock,
+        directory=directory,
+    )
+    world.gate = gate
+    proposal = world.propose()
+    token = world.approve(proposal)
+    directory.revoke("acme", "alice", "refund_approver", by="ops")
+    with pytest.raises(ApproverRevoked):
+        gate.execute(AGENT, proposal.proposal_id, token)
+    assert world.ledger_amounts() == []
+    with pytest.raises(ApproverRevoked):
+        world.approve(world.propose(order_id="ord_1002"), by=APPROVER, key="k2")
+
+
+def test_the_cli_grants_revokes_and_lists(store: SQLiteStore) -> None:
+    db = store.path
+    runner = CliRunner()
+    base = ["--db", db, "--tenant", "acme", "--sub", "alice", "--role", "refund_approver"]
+    granted = runner.invoke(cli, ["roles", "grant", *base, "--by", "ops"])
+    assert granted.exit_code == 0 and "granted: alice refund_approver in acme" in granted.output
+    assert "already granted" in runner.invoke(cli, ["roles", "grant", *base]).output
+    assert "revoked:" in runner.invoke(cli, ["roles", "revoke", *base]).output
+    listed = runner.invoke(cli, ["roles", "list", "--db", db, "--tenant", "acme"])
+    assert listed.exit_code == 0
+    assert listed.output.startswith("alice\trefund_approver\trevoked\tby operator")
+
+
+def test_the_cli_never_creates_a_database(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope.db")
+    result = CliRunner().invoke(
+        cli, ["roles", "list", "--db", missing, "--tenant", "acme"], standalone_mode=True
+    )
+    assert result.exit_code != 0
+    assert not Path(missing).exists()
+
+
+def test_settings_choose_the_directory_and_the_surfaces() -> None:
+    assert Settings(demo=True).effective_role_directory() == "revocations"
+    assert Settings().effective_role_directory() == "grants"
+    assert Settings().effective_surfaces() == ()
+    assert "jdk8-crm" in Settings(demo=True).effective_surfaces()
+    env = {"SIGNOFF_ROLE_DIRECTORY": "off", "SIGNOFF_APPROVAL_SURFACES": "page, jdk8-crm"}
+    loaded = load_settings(env=env)
+    assert loaded.effective_role_directory() == "off"
+    assert loaded.effective_surfaces() == ("page", "jdk8-crm")
+    with pytest.raises(SettingsError):
+        load_settings(env={"SIGNOFF_ROLE_DIRECTORY": "everyone"})
