@@ -114,12 +114,14 @@ def _full_flow(base: str) -> list[str]:
         proposal = client.post(
             "/v1/proposals", json={"tool": "refund_order", "arguments": REFUND}, headers=agent
         ).json()
-        decision = client.post(
+        client.post(
             f"/v1/proposals/{proposal['proposal_id']}/decision",
             json={"decision": "approve", "expected_version": proposal["version"]},
             headers=approver,
-        ).json()
-        token = decision["confirmation_token"]
+        ).raise_for_status()
+        token = client.get(
+            f"/v1/proposals/{proposal['proposal_id']}/confirmation-token", headers=agent
+        ).json()["confirmation_token"]
         executed = client.post(
             "/v1/executions",
             json={"proposal_id": proposal["proposal_id"], "confirmation_token": token},

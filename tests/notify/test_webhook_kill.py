@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from signoff import Principal
 from signoff.notify import event_id
 from tests.conftest import AGENT, World
 from tests.notify.conftest import SECRET, Receiver
+
+AUDITOR = Principal("dave", "acme", frozenset({"auditor"}))
 
 pytestmark = pytest.mark.slow
 KILLS = 5
@@ -69,7 +72,8 @@ def test_no_event_is_lost_across_kill_9_of_the_sender(
             process.send_signal(signal.SIGKILL)
             assert process.wait(timeout=30) == -signal.SIGKILL
     receiver.delay = 0.0
-    expected = {event_id(e) for e in world.gate.audit_events(AGENT) if e.kind == "proposal.created"}
+    events = world.gate.audit_events(AUDITOR)
+    expected = {event_id(e) for e in events if e.kind == "proposal.created"}
     process = sender(world, conf)
     try:
         wait_for(lambda: settled(world) == {"delivered"}, what="every delivery settled")

@@ -13,13 +13,14 @@ from datetime import UTC
 import click
 
 from signoff._clock import from_micros
-from signoff.cli._main import DB_HELP, DEFAULT_DB, open_existing_store
+from signoff._paths import default_database_url, redacted
+from signoff.cli._main import DB_HELP, open_existing_store
 from signoff.exceptions import StoreError
 from signoff.identity import StoreRoleDirectory
 from signoff.store import Store
 from signoff.store._migrations import SCHEMA_VERSION
 
-_db = click.option("--db", "url", envvar="SIGNOFF_DATABASE_URL", default=DEFAULT_DB, help=DB_HELP)
+_db = click.option("--db", "url", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
 _tenant = click.option("--tenant", required=True, help="The tenant (JWT tenant claim).")
 _sub = click.option("--sub", "subject", required=True, help="The person (JWT sub).")
 _role = click.option("--role", required=True, help="The role, e.g. refund_approver.")
@@ -39,7 +40,7 @@ def roles() -> None:
 @_sub
 @_role
 @_by
-def grant(url: str, tenant: str, subject: str, role: str, by: str | None) -> None:
+def grant(url: str | None, tenant: str, subject: str, role: str, by: str | None) -> None:
     """Grant ROLE to SUB in TENANT (audited)."""
     with _open(url) as store:
         changed = StoreRoleDirectory(store).grant(tenant, subject, role, by=_operator(by))
@@ -52,7 +53,7 @@ def grant(url: str, tenant: str, subject: str, role: str, by: str | None) -> Non
 @_sub
 @_role
 @_by
-def revoke(url: str, tenant: str, subject: str, role: str, by: str | None) -> None:
+def revoke(url: str | None, tenant: str, subject: str, role: str, by: str | None) -> None:
     """Revoke ROLE from SUB in TENANT: their decisions and pending executions stop at once."""
     with _open(url) as store:
         changed = StoreRoleDirectory(store).revoke(tenant, subject, role, by=_operator(by))
@@ -62,7 +63,7 @@ def revoke(url: str, tenant: str, subject: str, role: str, by: str | None) -> No
 @roles.command("list")
 @_db
 @_tenant
-def list_roles(url: str, tenant: str) -> None:
+def list_roles(url: str | None, tenant: str) -> None:
     """Every role entry of TENANT, granted and revoked."""
     with _open(url) as store:
         entries = StoreRoleDirectory(store).grants(tenant)
@@ -74,11 +75,15 @@ def list_roles(url: str, tenant: str) -> None:
         click.echo(f"{e.subject}\t{e.role}\t{status}\tby {e.changed_by}\t{when}")
 
 
-def _open(url: str) -> Store:
+def _open(url: str | None) -> Store:
+    url = url or default_database_url()
     store = open_existing_store(url)
     if store.schema_version() < SCHEMA_VERSION:
         store.close()
-        raise StoreError(f"the schema of {url} is old; run `signoff db upgrade --db {url}` first")
+        shown = redacted(url)
+        raise StoreError(
+            f"the schema of {shown} is old — run `signoff db upgrade --db {shown}` first"
+        )
     return store
 
 

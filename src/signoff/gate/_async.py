@@ -16,7 +16,7 @@ import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from signoff._clock import Clock
@@ -157,6 +157,11 @@ class AsyncGate:
             reason=reason,
         )
 
+    async def stop(
+        self, principal: Principal, execution_id: str, *, reason: str
+    ) -> ExecutionResult:
+        return await self.run_sync(self.gate.stop, principal, execution_id, reason=reason)
+
     async def revoke(self, principal: Principal, proposal_id: str, *, reason: str) -> Proposal:
         return await self.run_sync(self.gate.revoke, principal, proposal_id, reason=reason)
 
@@ -173,6 +178,15 @@ class AsyncGate:
         self, principal: Principal, *, statuses: Sequence[ProposalStatus] = (), limit: int = 100
     ) -> list[Proposal]:
         return await self.run_sync(self.gate.proposals, principal, statuses=statuses, limit=limit)
+
+    async def inbox(
+        self,
+        principal: Principal,
+        *,
+        after: tuple[datetime, str] | None = None,
+        limit: int = 50,
+    ) -> list[Proposal]:
+        return await self.run_sync(self.gate.inbox, principal, after=after, limit=limit)
 
     async def execution(self, principal: Principal, execution_id: str) -> Execution:
         return await self.run_sync(self.gate.execution, principal, execution_id)

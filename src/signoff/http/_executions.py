@@ -113,11 +113,12 @@ async def resolve(
 
 @router.post(
     "/{execution_id}/stop",
+    operation_id="stopExecution",
     response_model=ExecutionOutcomeView,
     responses=problems(400, 401, 403, 404, 409),
     summary="A person who may withdraw the confirmation ends a failed_retryable execution",
 )
-def stop(
+async def stop(
     execution_id: ExecutionId,
     body: StopRequest,
     caller: Caller,
@@ -125,7 +126,7 @@ def stop(
     response: Response,
 ) -> ExecutionOutcomeView:
     """``failed_terminal`` with the reason, audited; no attempt ever starts again."""
-    return _outcome(state.gate.stop(caller, execution_id, reason=body.reason), response)
+    return _outcome(await state.agate.stop(caller, execution_id, reason=body.reason), response)
 
 
 def _outcome(result: ExecutionResult, response: Response) -> ExecutionOutcomeView:

@@ -19,11 +19,12 @@ MAX_ID = 128
 
 @router.get(
     "",
+    operation_id="getInbox",
     response_model=InboxView,
     responses=problems(400, 401),
     summary="Proposals awaiting a decision the caller may take, oldest deadline first",
 )
-def inbox(
+async def inbox(
     caller: Caller,
     state: State,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
@@ -31,7 +32,7 @@ def inbox(
 ) -> InboxView:
     """People only (an agent's inbox is empty): the role they hold now, or their own
     confirmation, decides what is listed; bulk proposals cannot hide older ones."""
-    page = state.gate.inbox(caller, after=_cursor(after), limit=limit + 1)
+    page = await state.agate.inbox(caller, after=_cursor(after), limit=limit + 1)
     more = page[limit - 1] if len(page) > limit else None
     return InboxView(
         proposals=[ProposalView.of(p) for p in page[:limit]],

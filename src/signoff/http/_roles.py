@@ -22,6 +22,7 @@ Name = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[\x21-\x7e]+
 
 @router.get(
     "",
+    operation_id="listRoles",
     response_model=RoleGrantsView,
     responses=problems(401, 403, 409),
     summary="Every role entry of the caller's tenant (granted and revoked)",
@@ -46,6 +47,7 @@ def list_roles(caller: Caller, state: State) -> RoleGrantsView:
 
 @router.put(
     "/{subject}/{role}",
+    operation_id="grantRole",
     status_code=204,
     responses=problems(400, 401, 403, 409),
     summary="Grant a role to a person of the caller's tenant (audited)",
@@ -57,6 +59,7 @@ def grant_role(subject: Name, role: Name, caller: Caller, state: State) -> Respo
 
 @router.delete(
     "/{subject}/{role}",
+    operation_id="revokeRole",
     status_code=204,
     responses=problems(400, 401, 403, 409),
     summary="Revoke a role: decisions and executions that need it stop at once (audited)",
