@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from signoff import Gate, SQLiteStore
 from signoff.cli._main import cli
 from signoff.demo import demo_catalog
-from signoff.exceptions import ApproverRevoked, InvalidRequest
+from signoff.exceptions import ApproverRevoked, InvalidRequest, NotEntitled
 from signoff.http import Settings, SettingsError
 from signoff.http._settings import load_settings
 from signoff.identity import StoreRoleDirectory
@@ -116,3 +116,25 @@ def test_settings_choose_the_directory_and_the_surfaces() -> None:
     assert loaded.effective_surfaces() == ("page", "jdk8-crm")
     with pytest.raises(SettingsError):
         load_settings(env={"SIGNOFF_ROLE_DIRECTORY": "everyone"})
+
+
+def test_grants_mode_tells_never_granted_from_revoked(world: World) -> None:
+    """Never granted: not_entitled, naming the command; granted then revoked: approver_revoked."""
+    directory = StoreRoleDirectory(world.store, mode="grants")
+    world.gate = Gate(
+        demo_catalog(world.shop, world.provider),
+        world.store,
+        token_key=TOKEN_KEY,
+        clock=world.clock,
+        directory=directory,
+    )
+    with pytest.raises(NotEntitled, match="signoff roles grant"):
+        world.approve(world.propose())
+    directory.grant("acme", "alice", "refund_approver", by="ops")
+    directory.revoke("acme", "alice", "refund_approver", by="ops")
+    with pytest.raises(ApproverRevoked):
+        world.approve(world.propose(order_id="ord_1002"), key="k2")
+
+
+def test_development_mode_trusts_token_roles_until_revoked() -> None:
+    assert Settings(environment="development").effective_role_directory() == "revocations"

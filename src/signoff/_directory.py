@@ -28,6 +28,13 @@ class TransactionalDirectory(Protocol):
     def in_transaction(self, tx: Any) -> RoleDirectory: ...
 
 
+@runtime_checkable
+class ExplainingDirectory(Protocol):
+    """A directory that can tell a role never granted from one revoked (better refusals)."""
+
+    def was_revoked(self, tenant: str, subject: str, role: str) -> bool: ...
+
+
 class StaticRoleDirectory:
     """An in-memory directory (demo, tests, or fed from your identity provider)."""
 

@@ -186,7 +186,7 @@ def test_outside_the_circle_the_page_is_404_and_a_forged_post_too(pages: Pages) 
     form = pages.decision_form(proposal)
     pages.sign_in(NO_ROLE)
     page = pages.client.get(f"/ui/proposals/{proposal.proposal_id}")
-    assert page.status_code == 404 and proposal.preview["title"] not in page.text
+    assert page.status_code == 404 and proposal.preview.title not in page.text
     inbox = pages.client.get("/ui/inbox").text
     forged = {**form, "csrf_token": hidden_fields(inbox)["csrf_token"]}
     assert pages.post_decision(proposal, forged).status_code == 404

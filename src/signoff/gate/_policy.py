@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from signoff._directory import RoleDirectory
+from signoff._directory import ExplainingDirectory, RoleDirectory
 from signoff._model import DecisionKind, Principal, Proposal
 from signoff.exceptions import (
     ApproverRevoked,
@@ -92,14 +92,23 @@ def check_role(
     """The token claims ``role`` and the directory still grants it, or a typed refusal."""
     if role not in principal.roles:
         raise NotEntitled(f"this needs the role {role!r}", required_role=role)
-    if directory is not None and not directory.holds_role(
+    if directory is None or directory.holds_role(principal.tenant, principal.subject, role):
+        return
+    never_granted = isinstance(directory, ExplainingDirectory) and not directory.was_revoked(
         principal.tenant, principal.subject, role
-    ):
-        raise ApproverRevoked(
-            f"the role {role!r} was withdrawn from you in the role directory",
+    )
+    if never_granted:
+        raise NotEntitled(
+            f"the role directory does not grant you {role!r}; an operator grants it "
+            f"(`signoff roles grant … --role {role}`)",
             proposal_id=proposal_id,
             required_role=role,
         )
+    raise ApproverRevoked(
+        f"the role {role!r} was withdrawn from you in the role directory",
+        proposal_id=proposal_id,
+        required_role=role,
+    )
 
 
 def holds_role(principal: Principal, role: str, directory: RoleDirectory | None) -> bool:

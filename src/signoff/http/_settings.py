@@ -174,7 +174,8 @@ class Settings(BaseSettings):
     ] = Field(
         None,
         description="Roles checked now: `grants` (default; `signoff roles grant`), "
-        "`revocations` (demo default: token roles unless revoked) or `off` (token roles only).",
+        "`revocations` (demo and development default: token roles unless revoked) or `off` "
+        "(token roles only).",
     )
     approval_surfaces: Annotated[tuple[str, ...] | None, NoDecode, BeforeValidator(parse_names)] = (
         Field(
@@ -221,7 +222,7 @@ class Settings(BaseSettings):
     def effective_role_directory(self) -> str:
         if self.role_directory is not None:
             return self.role_directory
-        return "revocations" if self.demo else "grants"
+        return "revocations" if self.development else "grants"
 
     def effective_surfaces(self) -> tuple[str, ...]:
         if self.approval_surfaces is not None:

@@ -40,6 +40,9 @@ class _InTransaction:
         entry = self.tx.role_entry(tenant, subject, role)
         return self.trust_tokens if entry is None else entry
 
+    def was_revoked(self, tenant: str, subject: str, role: str) -> bool:
+        return self.tx.role_entry(tenant, subject, role) is False
+
 
 class StoreRoleDirectory:
     """Role entries per (tenant, subject, role), with who changed them and when."""
