@@ -154,7 +154,7 @@ def test_a_crash_under_ui_is_a_503_page(pages: Pages, monkeypatch: pytest.Monkey
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(pages.app.state.signoff.gate, "proposals", broken)
+    monkeypatch.setattr(pages.app.state.signoff.gate, "inbox", broken)
     response = pages.client.get("/ui/inbox")
     assert response.status_code == 503
     assert response.headers["content-type"].startswith("text/html")

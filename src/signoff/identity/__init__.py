@@ -28,9 +28,9 @@ from signoff.identity._keys import VerificationKey, load_jwks
 from signoff.identity._login import LoginResult, OidcLogin
 
 __all__ = [
-    "DIRECTORY_MODES",
     "Authenticator",
     "ClaimMapping",
+    "DIRECTORY_MODES",
     "DirectoryMode",
     "Discovery",
     "IdentityConfig",
