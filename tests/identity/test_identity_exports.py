@@ -5,7 +5,7 @@ from __future__ import annotations
 import signoff.identity
 
 IDENTITY_API = {
-    "DIRECTORY_MODES", "DirectoryMode", "StoreRoleDirectory",
+    "DirectoryMode", "StoreRoleDirectory",
     "Authenticator", "ClaimMapping", "Discovery", "IdentityConfig", "IssuerConfig",
     "LoginClient", "LoginResult", "OidcLogin", "ProviderMetadata", "PublicKey",
     "TrustedIssuer", "VerificationKey",

@@ -21,7 +21,7 @@ from signoff.identity._config import (
     parse_issuers,
 )
 from signoff.identity._dev import mint_dev_token
-from signoff.identity._directory import DIRECTORY_MODES, DirectoryMode, StoreRoleDirectory
+from signoff.identity._directory import DirectoryMode, StoreRoleDirectory
 from signoff.identity._discovery import Discovery, ProviderMetadata
 from signoff.identity._issuer import TrustedIssuer
 from signoff.identity._keys import VerificationKey, load_jwks
@@ -30,7 +30,6 @@ from signoff.identity._login import LoginResult, OidcLogin
 __all__ = [
     "Authenticator",
     "ClaimMapping",
-    "DIRECTORY_MODES",
     "DirectoryMode",
     "Discovery",
     "IdentityConfig",
