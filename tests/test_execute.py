@@ -340,13 +340,17 @@ def test_confirmation_token_is_handed_only_to_its_subject(world: World) -> None:
 def test_a_token_row_rewritten_for_another_operation_or_resource_is_refused(
     world: World, column: str, value: str
 ) -> None:
-    """Someone with the database rewrites what the token confirms: args_mismatch, no refund."""
+    """Someone with the database rewrites what the token confirms: refused, no refund.
+
+    An opaque token is checked against the row (args_mismatch); a signed token's own
+    claims no longer match the row it names (invalid_token)."""
     proposal = world.propose()
     token = world.approve(proposal)
     with world.store.transaction() as tx:
         tx.run(
             f"UPDATE tokens SET {column} = ? WHERE proposal_id = ?", (value, proposal.proposal_id)
         )
-    with pytest.raises(ArgsMismatch):
+    expected = InvalidToken if token.count(".") == 2 else ArgsMismatch
+    with pytest.raises(expected):
         world.gate.execute(AGENT, proposal.proposal_id, token)
     assert world.ledger_amounts() == []
