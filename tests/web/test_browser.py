@@ -448,7 +448,7 @@ def test_events_carry_only_a_type_and_resume_after_last_event_id(live: Live, pag
     second = live.propose("ord_1042")
     seqs = [
         e.seq
-        for e in live.state.gate.audit_events(AGENT)
+        for e in live.state.gate.audit_events(Principal("dave", "acme", frozenset({"auditor"})))
         if e.proposal_id in (first.proposal_id, second.proposal_id) and e.kind == "proposal.created"
     ]
     frames = stream_frames(live, cookies, {"Last-Event-ID": str(seqs[0] - 1)}, 2)
