@@ -54,7 +54,16 @@ def commands_of(block: str) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
-def run(command: str, cwd: Path) -> None:
+def fresh_directory(path: Path) -> Path:
+    """A new working directory that has what docs refer to by relative path: .venv, examples."""
+    (path / ".venv").symlink_to(Path(sys.prefix))
+    for shared in ("examples", "scripts"):
+        if (ROOT / shared).is_dir():
+            (path / shared).symlink_to(ROOT / shared)
+    return path
+
+
+def run(command: str, cwd: Path, exports: str = "") -> None:
     """Run one documented command line as a user would (`signoff` from this venv)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
     env["SIGNOFF_DATA_DIR"] = str(cwd / "data")
@@ -66,12 +75,27 @@ def run(command: str, cwd: Path) -> None:
         and words[1] in LONG_RUNNING
         and "--help" not in words
     ):
-        _run_long(words, cwd, env)
+        _run_long(words, cwd, _with_exports(exports, cwd, env))
         return
     done = subprocess.run(
-        command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        ["bash", "-ec", f"{exports}\n{command}"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+def _with_exports(exports: str, cwd: Path, env: dict[str, str]) -> dict[str, str]:
+    """The environment after the block's earlier `export` lines."""
+    if not exports:
+        return env
+    dump = subprocess.run(
+        ["bash", "-ec", f"{exports}\nenv -0"], cwd=cwd, env=env, capture_output=True, check=True
+    ).stdout.decode()
+    return dict(item.split("=", 1) for item in dump.split("\0") if "=" in item)
 
 
 def _run_long(words: list[str], cwd: Path, env: dict[str, str]) -> None:
@@ -137,20 +161,30 @@ def test_readme_command_runs_as_written(command: str, tmp_path: Path) -> None:
     A row written as a form (an upper-case placeholder such as URL or FILE, or [options])
     cannot run as is: its command and options must at least parse, checked with --help.
     """
-    if re.search(r"\b[A-Z]{3,}\b|\[|\\\|", command):
-        command = re.split(r" \[|\\\|", command, maxsplit=1)[0] + " --help"
+    if re.search(r"[A-Z]{3,}|\[|\\|", command):
+        command = re.split(r" \[|\\|", command, maxsplit=1)[0] + " --help"
+    cwd = fresh_directory(tmp_path)
     if command.startswith("signoff audit verify"):
-        run("signoff db upgrade", tmp_path)  # the default database it verifies
-    run(command, tmp_path)
+        run("signoff db upgrade", cwd)  # the default database it verifies
+    run(command, cwd)
     if ">" not in command:  # nothing but the data directory: no litter in the CWD
-        assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["data"])
+        made = {p.name for p in tmp_path.iterdir()} - {".venv", "examples", "scripts"}
+        assert made <= {"data"}
 
 
 @pytest.mark.parametrize(("where", "block"), sh_blocks(), ids=[w for w, _ in sh_blocks()])
 def test_docs_shell_block_runs_as_written(where: str, block: str, tmp_path: Path) -> None:
     """Each line of each ```sh block in the docs, in order, in one fresh directory."""
+    cwd = fresh_directory(tmp_path)
+    if where.startswith("TOOLS.md"):  # "serve it from the directory that holds first_tool.py"
+        page = (ROOT / "docs" / "TOOLS.md").read_text()
+        (cwd / "first_tool.py").write_text(page.split("```python\n", 1)[1].split("```", 1)[0])
+    exports = ""
     for command in commands_of(block):
-        run(command, tmp_path)
+        if command.startswith("export "):
+            exports += command + "\n"
+            continue
+        run(command, cwd, exports)
 
 
 def test_operations_settings_table_is_the_settings() -> None:
