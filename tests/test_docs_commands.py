@@ -69,13 +69,17 @@ def run(command: str, cwd: Path, exports: str = "") -> None:
     env["SIGNOFF_DATA_DIR"] = str(cwd / "data")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     words = shlex.split(command)
+    assignments = {}
+    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):  # `NAME=value signoff …`
+        name, _, value = words.pop(0).partition("=")
+        assignments[name] = value
     if (
         words[:1] == ["signoff"]
         and words[1:2]
         and words[1] in LONG_RUNNING
         and "--help" not in words
     ):
-        _run_long(words, cwd, _with_exports(exports, cwd, env))
+        _run_long(words, cwd, {**_with_exports(exports, cwd, env), **assignments})
         return
     done = subprocess.run(
         ["bash", "-ec", f"{exports}\n{command}"],
