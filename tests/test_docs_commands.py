@@ -165,8 +165,8 @@ def test_readme_command_runs_as_written(command: str, tmp_path: Path) -> None:
     A row written as a form (an upper-case placeholder such as URL or FILE, or [options])
     cannot run as is: its command and options must at least parse, checked with --help.
     """
-    if re.search(r"[A-Z]{3,}|\[|\\|", command):
-        command = re.split(r" \[|\\|", command, maxsplit=1)[0] + " --help"
+    if re.search(r"\b[A-Z]{3,}\b|\[|\\\|", command):
+        command = re.split(r" \[|\\\|", command, maxsplit=1)[0] + " --help"
     cwd = fresh_directory(tmp_path)
     if command.startswith("signoff audit verify"):
         run("signoff db upgrade", cwd)  # the default database it verifies
