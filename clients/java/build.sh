@@ -61,6 +61,8 @@ java -cp "$build/signoff-client.jar:$build/test-classes" \
     -Dsignoff.token.bob="$(token --sub bob --tenant acme --role refund_approver)" \
     -Dsignoff.token.globex="$(token --sub carol --tenant globex --role refund_approver)" \
     -Dsignoff.token.agent="$(token --sub u_42 --tenant acme --act agent:support-bot)" \
+    -Dsignoff.token.alice_other_app="$("$signoff" dev-token --demo --client other-app \
+        --sub alice --tenant acme --role refund_approver)" \
     com.signoff.client.TestRunner \
     com.signoff.client.BytecodeTest \
     com.signoff.client.KeyDerivationTest \

@@ -28,6 +28,7 @@ import java.util.Map;
  * {@code duplicate: true}. Instances are immutable and safe to share between threads.
  */
 public final class SignoffClient {
+    private static final int INBOX_PAGE = 100;
     private final Transport transport;
 
     private SignoffClient(Transport transport) {
@@ -53,9 +54,30 @@ public final class SignoffClient {
         });
     }
 
-    /** The proposals waiting for a decision in the caller's tenant, newest first. */
+    /**
+     * Every proposal the caller may decide now, oldest deadline first: {@code GET /v1/inbox}
+     * (operation {@code getInbox}), all pages. The server selects them by the role the person
+     * holds now, so proposals filed in bulk cannot hide an older one.
+     */
     public List<ProposalView> listAwaitingConfirmation() {
-        return listProposals(Collections.singletonList(ProposalView.AWAITING_CONFIRMATION), 100);
+        final List<ProposalView> found = new ArrayList<ProposalView>();
+        String after = null;
+        do {
+            String path = "/v1/inbox?limit=" + INBOX_PAGE;
+            if (after != null) {
+                path += "&after=" + encode(after);
+            }
+            after = read(path, new Reader<String>() {
+                @Override
+                public String read(Fields json) {
+                    for (Fields proposal : json.objects("proposals")) {
+                        found.add(new ProposalView(proposal));
+                    }
+                    return json.optionalString("next_after");
+                }
+            });
+        } while (after != null);
+        return Collections.unmodifiableList(found);
     }
 
     /** {@code GET /v1/proposals} (operation {@code listProposals}); no status means any. */

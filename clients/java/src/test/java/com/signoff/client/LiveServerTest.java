@@ -251,6 +251,44 @@ public final class LiveServerTest {
         Check.equal(0, alice.getProposal(shown.getProposalId()).getApprovals().size());
     }
 
+    public void testADecisionFromAnUnlistedClientSystemIsRefused() {
+        final ProposalView shown = alice.getProposal(agent.proposeRefund("ord_1010", 19900)
+                .getProposalId());
+        final SignoffClient elsewhere = Live.client("alice_other_app");
+
+        SurfaceNotAllowedException refused = Check.raises(SurfaceNotAllowedException.class,
+                new Check.Action() {
+                    @Override
+                    public void run() {
+                        elsewhere.approve(shown);
+                    }
+                });
+
+        Check.equal(403, refused.getStatus());
+        Check.equal("surface_not_allowed", refused.getCode());
+        Check.equal(0, alice.getProposal(shown.getProposalId()).getApprovals().size());
+        Check.equal(0, agent.ledgerOf("ord_1010").size());
+    }
+
+    public void testTheInboxListsWhatThePersonMayDecideOldestDeadlineFirst() {
+        String first = agent.proposeRefund("ord_1011", 19900).getProposalId();
+        String second = agent.proposeRefund("ord_1012", 19900).getProposalId();
+        int firstAt = -1;
+        int secondAt = -1;
+        List<ProposalView> inbox = alice.listAwaitingConfirmation();
+        for (int i = 0; i < inbox.size(); i++) {
+            if (inbox.get(i).getProposalId().equals(first)) {
+                firstAt = i;
+            } else if (inbox.get(i).getProposalId().equals(second)) {
+                secondAt = i;
+            }
+        }
+        Check.isTrue(firstAt >= 0 && secondAt > firstAt, "both listed, the older deadline first");
+        for (ProposalView listed : Live.client("agent").listAwaitingConfirmation()) {
+            Check.notEqual(first, listed.getProposalId());
+        }
+    }
+
     public void testTheAgentItselfMayNotDecide() {
         final ProposalView shown = alice.getProposal(agent.proposeRefund("ord_1009", 19900)
                 .getProposalId());
