@@ -11,7 +11,8 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from signoff import ManualClock
-from signoff.notify import AddressBook, EmailChannel
+from signoff.identity import StoreRoleDirectory
+from signoff.notify import AddressBook, DirectoryRecipients, EmailChannel
 from tests.conftest import AGENT, World
 from tests.notify.conftest import PUBLIC_URL, notifier_for
 
@@ -97,3 +98,27 @@ def test_nobody_to_tell_is_a_dead_letter_with_the_reason(
         (delivery,) = tx.deliveries("acme")
     assert delivery.status == "pending" and "no address" in (delivery.last_error or "")
     assert inbox.messages == []
+
+
+def test_the_role_directory_decides_who_is_mailed(
+    world: World, smtp: tuple[Inbox, int], clock: ManualClock
+) -> None:
+    """Granted in the directory: mailed at the book's address; revoked: never, even if listed."""
+    inbox, port = smtp
+    directory = StoreRoleDirectory(world.store)
+    directory.grant("acme", "carol", "refund_approver", by="ops")
+    directory.revoke("acme", "bob", "refund_approver", by="ops")
+    book = AddressBook(
+        roles={"acme": {"refund_approver": ["alice@acme.test", "bob@acme.test"]}},
+        people={"acme": {"bob": "bob@acme.test", "carol": "carol@acme.test"}},
+    )
+    recipients = DirectoryRecipients(world.store, book)
+    mail = EmailChannel(
+        "mail", host="127.0.0.1", port=port, sender="signoff@acme.test", recipients=recipients
+    )
+    notifier = notifier_for(world, mail, clock=clock)
+    notifier.run_once()
+    world.propose()
+    assert notifier.run_once() == 1
+    ((to, _),) = inbox.messages
+    assert to == ["alice@acme.test", "carol@acme.test"]

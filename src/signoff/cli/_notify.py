@@ -44,10 +44,13 @@ def notify(db: str, config_path: str, once: bool) -> None:
     """  # fmt: skip
     try:
         config = load_config(config_path)
-        channels = config.channels()
     except ConfigError as exc:
         raise InvalidRequest(f"{exc} — fix the notify configuration") from exc
     with open_store(db) as store:
+        try:
+            channels = config.channels(store=store)
+        except ConfigError as exc:
+            raise InvalidRequest(f"{exc} — fix the notify configuration") from exc
         notifier = Notifier(
             store,
             channels,

@@ -12,6 +12,7 @@ from signoff.notify._config import ConfigError, NotifyConfig, load_config
 from signoff.notify._email import AddressBook, EmailChannel, Recipients, compose, deciders
 from signoff.notify._events import EVENT_TYPES, Notification, event_id, event_type_of
 from signoff.notify._notifier import Backoff, Notifier
+from signoff.notify._recipients import DirectoryRecipients
 from signoff.notify._webhook import WebhookEndpoint
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Channel",
     "ConfigError",
     "DeliveryFailed",
+    "DirectoryRecipients",
     "EmailChannel",
     "EventFilter",
     "Notification",

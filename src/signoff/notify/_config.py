@@ -14,9 +14,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from signoff.notify._channel import Channel
-from signoff.notify._email import AddressBook, EmailChannel
+from signoff.notify._email import AddressBook, EmailChannel, Recipients
 from signoff.notify._events import PROPOSAL_AWAITING
+from signoff.notify._recipients import DirectoryRecipients
 from signoff.notify._webhook import DEFAULT_MAX_ATTEMPTS, WebhookEndpoint
+from signoff.store._base import Store
 
 
 class ConfigError(ValueError):
@@ -64,11 +66,14 @@ class NotifyConfig(_Strict):
     webhooks: list[WebhookConfig] = []
     email: EmailConfig | None = None
 
-    def channels(self, env: Mapping[str, str] | None = None) -> list[Channel]:
+    def channels(
+        self, env: Mapping[str, str] | None = None, *, store: Store | None = None
+    ) -> list[Channel]:
+        """The configured channels; with ``store``, e-mail follows its role directory."""
         env = os.environ if env is None else env
         channels: list[Channel] = [_webhook(w, env) for w in self.webhooks]
         if self.email is not None:
-            channels.append(_email(self.email, env))
+            channels.append(_email(self.email, env, store))
         return channels
 
 
@@ -108,15 +113,17 @@ def _webhook(config: WebhookConfig, env: Mapping[str, str]) -> WebhookEndpoint:
         raise ConfigError(f"webhook {config.name}: {exc}") from exc
 
 
-def _email(config: EmailConfig, env: Mapping[str, str]) -> EmailChannel:
+def _email(config: EmailConfig, env: Mapping[str, str], store: Store | None) -> EmailChannel:
     password = None if config.password_env is None else env.get(config.password_env)
+    book = AddressBook(config.roles, config.people)
+    recipients: Recipients = book if store is None else DirectoryRecipients(store, book)
     try:
         return EmailChannel(
             config.name,
             host=config.host,
             port=config.port,
             sender=config.sender,
-            recipients=AddressBook(config.roles, config.people),
+            recipients=recipients,
             events=config.events,
             tenants=config.tenants,
             starttls=config.starttls,
