@@ -115,6 +115,8 @@ class Decision:
     """One of the tool's reject reasons (a :class:`ReasonCode` or the tool's own code)."""
     reason: str | None = None
     retyped: dict[str, str] | None = None
+    device: dict[str, Any] | None = None
+    """A WebAuthn assertion over this decision's challenge (docs/PROOF.md), when signed."""
 
 
 @dataclass(frozen=True, slots=True)

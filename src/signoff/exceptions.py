@@ -23,7 +23,9 @@
         │   ├── SubjectMismatch       token presented by another principal
         │   ├── InvalidToken          token never issued (mistyped or forged)
         │   ├── AudienceMismatch      token meant for another executor
-        │   └── SurfaceNotAllowed     decision from a client system the policy does not list
+        │   ├── SurfaceNotAllowed     decision from a client system the policy does not list
+        │   ├── DeviceSignatureRequired  the policy asks for the approver's passkey
+        │   └── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
         ├── NotFound                  no such id in the caller's tenant      (404)
         ├── Conflict                                                         (409)
         │   ├── VersionConflict       expected_version is stale
@@ -272,3 +274,15 @@ class AttemptsExhausted(Conflict):
     """The tool's ``max_attempts`` were used; no further attempt starts."""
 
     code = "attempts_exhausted"
+
+
+class DeviceSignatureRequired(Forbidden):
+    """The policy asks for a device-signed approval and none came (enrol a passkey)."""
+
+    code = "device_signature_required"
+
+
+class DeviceSignatureInvalid(Forbidden):
+    """The assertion is for another decision, replayed (counter), or from an unknown key."""
+
+    code = "device_signature_invalid"

@@ -52,6 +52,9 @@ class ApprovalPolicy:
     must type again; ``in_band`` allows confirmation inside an agent client.
     ``surfaces`` names where decisions may come from (``page``, ``api``, ``mcp``
     or an OAuth client id such as ``jdk8-crm``); empty means the deployment's list.
+    ``device``: ``required`` — each approval is signed by the approver's
+    passkey over this exact decision; ``or_retype`` — by the passkey when the
+    approver has one, else re-typing suffices; ``none``.
     """
 
     role: str | None = None
@@ -62,8 +65,11 @@ class ApprovalPolicy:
     in_band: bool = False
     version: str = "1"
     surfaces: tuple[str, ...] = ()
+    device: str = "none"
 
     def __post_init__(self) -> None:
+        if self.device not in ("none", "required", "or_retype"):
+            raise ValueError("device is none, required or or_retype")
         if self.role is None and not self.requester_confirms:
             raise ValueError("a policy needs a role, the requester's confirmation, or both")
         if self.approvals < 1:
@@ -79,6 +85,8 @@ class ApprovalPolicy:
             "in_band": self.in_band,
             "version": self.version,
             "surfaces": list(self.surfaces),
+            # Only when asked for, so policies without it keep their recorded form.
+            **({"device": self.device} if self.device != "none" else {}),
         }
 
 

@@ -151,9 +151,13 @@ class RefundOrder(WriteTool[RefundArgs]):
         return Risk(RiskLevel.MEDIUM, ("money leaves the company",))
 
     def policy(self, args: RefundArgs, state: ResourceState, risk: Risk) -> ApprovalPolicy:
-        """A high-risk refund asks the approver to re-type the amount."""
+        """High risk: the approver's passkey signs the refund, or else re-types the amount."""
         high = risk.level is RiskLevel.HIGH
-        return ApprovalPolicy(role=APPROVER_ROLE, retype=("amount_minor",) if high else ())
+        return ApprovalPolicy(
+            role=APPROVER_ROLE,
+            retype=("amount_minor",) if high else (),
+            device="or_retype" if high else "none",
+        )
 
     def execute(
         self, args: RefundArgs, request_key: str, expected: ResourceState

@@ -35,6 +35,7 @@ from signoff.catalog._catalog import Catalog
 from signoff.gate._gate import Gate
 from signoff.gate._reconcile import Reconciled
 from signoff.store._base import Store
+from signoff.store._sql import PasskeyRecord
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -199,6 +200,27 @@ class AsyncGate:
 
     async def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
         return await self.run_sync(self.gate.export_bundle, tenant, since=since)
+
+    async def register_passkey(
+        self,
+        principal: Principal,
+        *,
+        credential_id: str,
+        public_key: str,
+        public_jwk: dict[str, Any],
+        sign_count: int,
+    ) -> PasskeyRecord:
+        return await self.run_sync(
+            self.gate.register_passkey,
+            principal,
+            credential_id=credential_id,
+            public_key=public_key,
+            public_jwk=public_jwk,
+            sign_count=sign_count,
+        )
+
+    async def passkeys(self, principal: Principal) -> list[PasskeyRecord]:
+        return await self.run_sync(self.gate.passkeys, principal)
 
     async def signed_receipt(self, principal: Principal, execution_id: str) -> str | None:
         return await self.run_sync(self.gate.signed_receipt, principal, execution_id)

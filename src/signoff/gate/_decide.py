@@ -39,6 +39,7 @@ from signoff.gate._context import (
     log,
     write_fast,
 )
+from signoff.gate._device import check_device, device_rule
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
     REQUESTER_STEP,
@@ -268,6 +269,7 @@ def _record(
 ) -> DecisionResult:
     principal, decision = request.principal, request.decision
     step = _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
+    device = check_device(tx, principal, proposal, decision)
     approval = Approval(
         approver=principal.subject,
         kind=decision.kind,
@@ -305,7 +307,7 @@ def _record(
         kind=f"decision.{'approved' if decision.kind is DecisionKind.APPROVE else 'rejected'}",
         proposal_id=proposal.proposal_id,
         actor=principal.subject,
-        data=_decision_data(proposal, approval, target, principal),
+        data=_decision_data(proposal, approval, target, principal, device),
     )
     token_id = None
     decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
@@ -324,9 +326,13 @@ def _record(
 
 
 def _decision_data(
-    proposal: Proposal, approval: Approval, target: ProposalStatus, principal: Principal
+    proposal: Proposal,
+    approval: Approval,
+    target: ProposalStatus,
+    principal: Principal,
+    device: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "step": approval.step,
         "reason_code": approval.reason_code,
         "args_digest": proposal.args_digest,
@@ -335,6 +341,9 @@ def _decision_data(
         "approvers": list(approvers(proposal))
         + ([approval.approver] if approval.kind is DecisionKind.APPROVE else []),
     }
+    if device is not None:
+        data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
+    return data
 
 
 def _code(decision: Decision) -> str | None:
@@ -357,7 +366,13 @@ def _check_reason(ctx: GateContext, proposal: Proposal, decision: Decision) -> N
 
 
 def _check_retyped(proposal: Proposal, decision: Decision) -> None:
-    """Each re-typed value equals what the page displays (or the machine value), as typed."""
+    """Each re-typed value equals what the page displays (or the machine value), as typed.
+
+    A device signature over the decision stands in for re-typing where the
+    policy asks for one (``check_device`` verifies it).
+    """
+    if decision.device is not None and device_rule(proposal) != "none":
+        return
     fields = proposal.policy.get("retype") or []
     typed = decision.retyped or {}
     for name in fields:

@@ -25,6 +25,7 @@ from signoff.catalog._catalog import Catalog
 from signoff.exceptions import InvalidRequest, InvalidState, NotEntitled, SubjectMismatch
 from signoff.gate import (
     _decide,
+    _device,
     _execute,
     _export,
     _lifecycle,
@@ -41,6 +42,7 @@ from signoff.gate._refusals import audited, sha256_of
 from signoff.gate._signed import handed_token
 from signoff.gate._signed_receipt import signed_receipt, with_signed_receipt
 from signoff.store._base import Store
+from signoff.store._sql import PasskeyRecord
 
 if TYPE_CHECKING:
     from signoff.gate._proof import GateProof
@@ -304,6 +306,30 @@ class Gate:
                 tx, principal, execution_id, self._ctx.directory_in(tx)
             )
         return receipt_for(proposal, execution)
+
+    def register_passkey(
+        self,
+        principal: Principal,
+        *,
+        credential_id: str,
+        public_key: str,
+        public_jwk: dict[str, Any],
+        sign_count: int,
+    ) -> PasskeyRecord:
+        """Keep a passkey the page verified (py_webauthn); recorded in the audit chain."""
+        return _device.register_passkey(
+            self._ctx,
+            principal,
+            credential_id=credential_id,
+            public_key=public_key,
+            public_jwk=public_jwk,
+            sign_count=sign_count,
+        )
+
+    def passkeys(self, principal: Principal) -> list[PasskeyRecord]:
+        """The passkeys this person enrolled in their tenant."""
+        with self.store.read() as tx:
+            return tx.passkeys_of(principal.tenant, principal.subject)
 
     def signed_receipt(self, principal: Principal, execution_id: str) -> str | None:
         """The execution's receipt as a JWS with inclusion proofs; None unsigned or not yet."""

@@ -10,7 +10,7 @@ from signoff.exceptions import SchemaTooNew
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access)."""
@@ -192,6 +192,20 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
         },
         "CREATE INDEX proposals_inbox ON proposals (tenant, status, required_role, expires_at)",
         "CREATE INDEX proposals_by_requester ON proposals (tenant, requester_subject, created_at)",
+    ),
+    # Passkeys people enrolled on the confirmation page (device-signed approvals):
+    # the COSE key py_webauthn checks, the JWK offline verifiers read, the sign counter.
+    5: (
+        """CREATE TABLE passkeys (
+            credential_id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            public_key TEXT NOT NULL,
+            public_jwk TEXT NOT NULL,
+            sign_count BIGINT NOT NULL,
+            created_at BIGINT NOT NULL
+        )""",
+        "CREATE INDEX passkeys_by_person ON passkeys (tenant, subject)",
     ),
 }
 

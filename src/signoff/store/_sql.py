@@ -13,6 +13,7 @@ from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
+from signoff.store._q_passkeys import PasskeyQueries, PasskeyRecord
 from signoff.store._q_proposals import Circle, ProposalQueries
 from signoff.store._q_refusals import RefusalQueries
 from signoff.store._q_roles import RoleGrant, RoleQueries
@@ -30,6 +31,7 @@ class SqlTransaction(
     CheckpointQueries,
     RoleQueries,
     RefusalQueries,
+    PasskeyQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
@@ -42,6 +44,7 @@ __all__ = [
     "DeliveryRecord",
     "Dialect",
     "IdempotencyRecord",
+    "PasskeyRecord",
     "RoleGrant",
     "SqlTransaction",
     "TokenRecord",

@@ -1,0 +1,129 @@
+"""Device-signed approvals at the gate: required when enrolled, bound to one decision, once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from signoff import Decision, DecisionKind, Proposal
+from signoff.exceptions import DeviceSignatureInvalid, DeviceSignatureRequired
+from signoff.proof import PublicKeys, verify_bundle
+from tests.conftest import AGENT, APPROVER, APPROVER_2, World, make_world
+from tests.proof.conftest import SoftAuthenticator
+
+HIGH = {"order_id": "ord_9200", "amount_minor": 100_000}
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    w = make_world(tmp_path, token_form="signed")
+    yield w
+    w.store.close()
+    w.shop.close()
+
+
+@pytest.fixture
+def device(world: World) -> SoftAuthenticator:
+    """alice's passkey, enrolled (as the page does after py_webauthn checked it)."""
+    authenticator = SoftAuthenticator()
+    world.gate.register_passkey(
+        APPROVER,
+        credential_id=authenticator.credential_id,
+        public_key="(COSE key, used by py_webauthn on the page)",
+        public_jwk=authenticator.public_jwk(),
+        sign_count=0,
+    )
+    return authenticator
+
+
+def _signed(device: SoftAuthenticator, proposal: Proposal, **kw: Any) -> Decision:
+    assertion = device.approval(proposal.proposal_id, proposal.args_digest, **kw)
+    for derived in ("public_key", "version"):  # the gate takes these from its own records
+        assertion.pop(derived)
+    return Decision(DecisionKind.APPROVE, proposal.version, device=assertion)
+
+
+def test_device_signed_approval_runs_and_verifies_offline(
+    world: World, device: SoftAuthenticator
+) -> None:
+    """alice's passkey signs the high-risk refund; it runs once; the bundle re-checks the device."""
+    proposal = world.propose(**HIGH)
+    assert proposal.policy["device"] == "or_retype"
+    result = world.gate.decide(
+        APPROVER, proposal.proposal_id, _signed(device, proposal), idempotency_key="d1"
+    )
+    assert result.confirmation_token is not None
+    world.gate.execute(AGENT, proposal.proposal_id, result.confirmation_token)
+    assert world.ledger_amounts() == [("ord_9200", 100_000)]
+    [decision] = [
+        e.payload()
+        for e in world.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+        if e.kind == "decision.approved"
+    ]
+    assert decision["device"]["credential_id"] == device.credential_id
+    proof = world.gate.proof
+    assert proof is not None
+    report = verify_bundle(world.gate.export_bundle("acme"), PublicKeys(proof.keys.public_jwks()))
+    assert report.ok, report.findings
+    assert report.device_signatures == 1
+
+
+def test_an_enrolled_approver_must_use_the_passkey(world: World, device: SoftAuthenticator) -> None:
+    """With a passkey enrolled, a re-typed approval of a high-risk refund is refused."""
+    proposal = world.propose(**HIGH)
+    decision = Decision(DecisionKind.APPROVE, 1, retyped={"amount_minor": "100000"})
+    with pytest.raises(DeviceSignatureRequired, match="passkey"):
+        world.gate.decide(APPROVER, proposal.proposal_id, decision, idempotency_key="r1")
+    assert world.gate.proposal(AGENT, proposal.proposal_id).version == 1
+
+
+def test_without_a_passkey_retyping_is_the_fallback(world: World) -> None:
+    """bob has no passkey: or_retype lets him approve by re-typing the amount."""
+    proposal = world.propose(**HIGH)
+    decision = Decision(DecisionKind.APPROVE, 1, retyped={"amount_minor": "100000"})
+    result = world.gate.decide(APPROVER_2, proposal.proposal_id, decision, idempotency_key="b1")
+    assert result.confirmation_token is not None
+
+
+def test_another_proposals_challenge_is_refused(world: World, device: SoftAuthenticator) -> None:
+    """An assertion over proposal B's challenge does not approve proposal A."""
+    a, b = world.propose(**HIGH), world.propose(order_id="ord_9200", amount_minor=100_001)
+    signed_for_b = _signed(device, b).device
+    decision = Decision(DecisionKind.APPROVE, a.version, device=signed_for_b)
+    with pytest.raises(DeviceSignatureInvalid, match="another challenge"):
+        world.gate.decide(APPROVER, a.proposal_id, decision, idempotency_key="x1")
+    assert world.gate.proposal(AGENT, a.proposal_id).version == 1
+    assert world.ledger_amounts() == []
+
+
+def test_a_replayed_assertion_is_refused(world: World, device: SoftAuthenticator) -> None:
+    """An assertion whose sign counter does not move past the last one used is refused."""
+    a, b = world.propose(**HIGH), world.propose(order_id="ord_9200", amount_minor=100_001)
+    early = _signed(device, a)  # counter 1
+    later = _signed(device, b)  # counter 2, used first
+    world.gate.decide(APPROVER, b.proposal_id, later, idempotency_key="b-ok")
+    with pytest.raises(DeviceSignatureInvalid, match="used before"):
+        world.gate.decide(APPROVER, a.proposal_id, early, idempotency_key="a-late")
+    assert world.gate.proposal(AGENT, a.proposal_id).version == 1
+
+
+def test_someone_elses_passkey_is_refused(world: World, device: SoftAuthenticator) -> None:
+    """bob cannot approve with alice's enrolled credential."""
+    proposal = world.propose(**HIGH)
+    with pytest.raises(DeviceSignatureInvalid, match="not one you enrolled"):
+        world.gate.decide(
+            APPROVER_2, proposal.proposal_id, _signed(device, proposal), idempotency_key="bob"
+        )
+
+
+def test_wrong_rp_id_is_refused(world: World, device: SoftAuthenticator) -> None:
+    """An assertion made for another relying party's ID does not verify."""
+    proposal = world.propose(**HIGH)
+    decision = _signed(device, proposal, rp_id="evil.example")
+    assert decision.device is not None
+    decision.device["rp_id"] = "signoff.test"
+    with pytest.raises(DeviceSignatureInvalid, match="RP ID"):
+        world.gate.decide(APPROVER, proposal.proposal_id, decision, idempotency_key="rp")
