@@ -18,10 +18,12 @@ from starlette.responses import RedirectResponse, Response
 from signoff._model import Decision, DecisionKind, DecisionResult, Principal
 from signoff.exceptions import InvalidRequest, RetypeMismatch, SignoffError
 from signoff.web._forms import Form, posted_form
+from signoff.web._passkeys import signed_decision
 from signoff.web._proposal_pages import detail_context, load
 from signoff.web._refusals import refusal_page
 from signoff.web._session import WebSession
 from signoff.web._ui import PREFIX, Ui
+from signoff.web._webauthn import device_of
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 RETYPE_PREFIX = "retype."
@@ -43,6 +45,11 @@ async def decide(request: Request, proposal_id: str) -> Response:
         return RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
     try:
         decision, key = parse_decision(fields)
+        posted = device_of(fields)
+        if posted is not None:  # the passkey signed this approval (static/passkey.js)
+            decision = await run_in_threadpool(
+                signed_decision, ui, request, session, proposal_id, decision, posted
+            )
         result = await run_in_threadpool(
             ui.app_state.gate.decide, principal, proposal_id, decision, idempotency_key=key
         )

@@ -13,6 +13,7 @@ from signoff._clock import from_micros, to_micros
 from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.exceptions import NotFound, SignoffError
 from signoff.notify._feed import head
+from signoff.web._passkeys import device_context
 from signoff.web._refusals import refusal_page
 from signoff.web._ui import PREFIX, Ui, new_idempotency_key, signed_in
 from signoff.web._views import current_state, entitlement, outcome
@@ -80,6 +81,7 @@ def detail(request: Request, proposal_id: str) -> Response:
     try:
         proposal = load(ui, principal, proposal_id)
         context = detail_context(ui, principal, proposal)
+        context.update(device_context(ui, request, session, principal, proposal))
     except SignoffError as exc:
         return refusal_page(ui, session, exc, proposal_id=proposal_id)
     return ui.render("detail.html", session, context)
@@ -128,6 +130,7 @@ def detail_context(
         "reasons": tool.reasons(),
         "units": [f for f in proposal.preview.fields if f.unit],
         "approve_label": approve_label(proposal),
+        "device": None,  # a device-signed approval's options: ``_passkeys.device_context``
     }
 
 

@@ -21,6 +21,7 @@ from signoff.web._csrf import CsrfGuard
 from signoff.web._identity import LoginProvider
 from signoff.web._render import Renderer
 from signoff.web._session import LOGIN_TTL, PendingLogin, SessionCodec, WebSession
+from signoff.web._webauthn import Ceremonies
 
 PREFIX = "/ui"
 log = logging.getLogger("signoff.web")
@@ -33,6 +34,8 @@ class Ui:
     csrf: CsrfGuard
     pages: Renderer
     login_providers: dict[str, LoginProvider] = field(default_factory=dict)
+    ceremonies: Ceremonies | None = None
+    """WebAuthn challenges for passkeys and device-signed approvals (``_webauthn``)."""
 
     @classmethod
     def build(cls, app_state: AppState, providers: Sequence[LoginProvider] = ()) -> Ui:
@@ -43,6 +46,7 @@ class Ui:
             csrf=CsrfGuard(key),
             pages=Renderer(),
             login_providers={p.name: p for p in providers},
+            ceremonies=Ceremonies(key),
         )
 
     @property
