@@ -97,10 +97,11 @@ def capture(page: Page, live: Live, proposal: Proposal) -> dict[str, Any]:
     decision = re.compile(r".*/decision$")
     page.route(decision, lambda route: route.abort())
     page.goto(live.url(proposal))
-    with page.expect_request(decision) as request:
+    # Wait for the abort itself: unrouting on the request event alone could let it through.
+    with page.expect_event("requestfailed", lambda r: r.url.endswith("/decision")) as failed:
         page.get_by_role("button", name=re.compile(r"^Approve")).click()
     page.unroute(decision)
-    body = request.value.post_data or ""
+    body = failed.value.post_data or ""
     return {k: unquote_plus(v) for k, _, v in (item.partition("=") for item in body.split("&"))}
 
 
