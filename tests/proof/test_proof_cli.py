@@ -74,7 +74,7 @@ def test_token_verify(tmp_path: Path) -> None:
         "audience_mismatch",
     )
     expired = sign_confirmation(keyset.active_key, CLAIMS)
-    one_error_line(run("token", "verify", expired, "--jwks", str(jwks)), "expired")
+    one_error_line(run("token", "verify", expired, "--jwks", str(jwks)), "token_expired")
 
 
 def _bundle_file(tmp_path: Path, keyset: KeySet, *, forge: bool = False) -> Path:

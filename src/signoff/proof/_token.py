@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from signoff.exceptions import AudienceMismatch, Expired, InvalidToken
+from signoff.exceptions import AudienceMismatch, InvalidToken, TokenExpired
 from signoff.proof._jws import PublicKeys, sign_jws, verify_jws
 from signoff.proof._keys import SigningKey
 
@@ -65,7 +65,7 @@ def verify_confirmation(
     """The claims of a valid token for ``audience`` at ``now`` (seconds), or a refusal.
 
     ``InvalidToken`` for a key, algorithm, signature or claim problem,
-    ``AudienceMismatch`` for another executor's token, ``Expired`` once
+    ``AudienceMismatch`` for another executor's token, ``TokenExpired`` once
     ``now >= exp``.
     """
     claims = verify_jws(token, keys, typ=CONFIRMATION_TYP)
@@ -75,7 +75,7 @@ def verify_confirmation(
     if parsed.aud != audience:
         raise AudienceMismatch("the token is meant for another executor")
     if now >= parsed.exp:
-        raise Expired("this confirmation expired; ask for a new proposal")
+        raise TokenExpired("this confirmation expired; ask for a new proposal")
     return parsed
 
 
