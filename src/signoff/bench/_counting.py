@@ -1,4 +1,4 @@
-"""Count the transactions a run commits, so "commits per flow" is measured, not assumed."""
+"""Count the transactions a run commits and the round trips it makes: measured, not assumed."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
+from signoff.bench._roundtrips import Owner, owned_by
 from signoff.demo._db import ShopConnection, ShopDatabase
 from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
@@ -17,15 +18,28 @@ class Counts:
     signoff_reads: int = 0
     shop_writes: int = 0
     shop_reads: int = 0
+    signoff_trips: int = 0
+    """Round trips (statements, BEGIN and COMMIT) of signoff's store."""
+    shop_trips: int = 0
+    """The same for the provider's database."""
 
     def reset(self) -> None:
         self.signoff_writes = self.signoff_reads = self.shop_writes = self.shop_reads = 0
+        self.signoff_trips = self.shop_trips = 0
 
     def add(self, other: Counts) -> None:
         self.signoff_writes += other.signoff_writes
         self.signoff_reads += other.signoff_reads
         self.shop_writes += other.shop_writes
         self.shop_reads += other.shop_reads
+        self.signoff_trips += other.signoff_trips
+        self.shop_trips += other.shop_trips
+
+    def trip(self, owner: Owner) -> None:
+        if owner == "signoff":
+            self.signoff_trips += 1
+        else:
+            self.shop_trips += 1
 
 
 class CountingStore(Store):
@@ -39,13 +53,13 @@ class CountingStore(Store):
 
     @contextmanager
     def transaction(self) -> Iterator[SqlTransaction]:
-        with self.inner.transaction() as tx:
+        with owned_by("signoff"), self.inner.transaction() as tx:
             yield tx
         self.counts.signoff_writes += 1
 
     @contextmanager
     def read(self) -> Iterator[SqlTransaction]:
-        with self.inner.read() as tx:
+        with owned_by("signoff"), self.inner.read() as tx:
             yield tx
         self.counts.signoff_reads += 1
 
@@ -80,7 +94,7 @@ class CountingShopDatabase:
     def _counted(
         self, inner: AbstractContextManager[ShopConnection], *, write: bool
     ) -> Iterator[ShopConnection]:
-        with inner as conn:
+        with owned_by("shop"), inner as conn:
             yield conn
         if write:
             self.counts.shop_writes += 1

@@ -17,6 +17,7 @@ from signoff.demo import RefundProvider
 from signoff.gate._gate import verify_audit
 
 RESULT_TIMEOUT_S = 3600
+DURABLE_COMMITS = 4
 
 
 @dataclass
@@ -41,6 +42,17 @@ class BenchReport:
     @property
     def reads_per_flow(self) -> float:
         return (self.counts.signoff_reads + self.counts.shop_reads) / self.flows
+
+    @property
+    def trips_per_flow(self) -> float:
+        """Round trips (statements, BEGIN, COMMIT) per flow, signoff's and the provider's."""
+        return (self.counts.signoff_trips + self.counts.shop_trips) / self.flows
+
+    @property
+    def durable_ratio(self) -> float:
+        """flows/s ÷ (bare commits/s ÷ 4): against the four commits a durable flow needs
+        (propose; decide and issue; consume and start; finish)."""
+        return self.flows_per_second / (self.bare_commits_per_second / DURABLE_COMMITS)
 
     @property
     def ratio(self) -> float:

@@ -17,6 +17,8 @@ from signoff.store._sqlite import SQLiteStore
 
 TENANT = "bench"
 OWNER = "u_bench"
+APPROVER = "approver"
+APPROVER_ROLE = "refund_approver"
 FLOW_ORDER_BASE = 100_000
 BARE_ORDER_BASE = 900_000
 FLOW_AMOUNT = 19_900
@@ -100,7 +102,17 @@ def _migrated(target: Target) -> Target:
 
 
 def seed(target: Target, *, flows: int, workers: int) -> None:
-    """One order per flow, and one bottomless order per worker for the bare write."""
+    """One order per flow, one bottomless order per worker for the bare write, and the
+    approver's role granted in the role directory of every tenant."""
+    from signoff.identity import StoreRoleDirectory
+
+    store = target.open_store()
+    try:
+        directory = StoreRoleDirectory(store, mode="grants")
+        for t in range(target.tenants):
+            directory.grant(target.tenant(t), APPROVER, APPROVER_ROLE, by="bench")
+    finally:
+        store.close()
     shop = target.open_shop()
     try:
         rows = [(target.tenant(k), flow_order(k), OWNER, "CNY", FLOW_AMOUNT) for k in range(flows)]

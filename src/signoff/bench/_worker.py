@@ -14,9 +14,12 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
-from signoff import Decision, DecisionKind, ExecutionStatus, Gate, Principal, StaticRoleDirectory
+from signoff import Decision, DecisionKind, ExecutionStatus, Gate, Principal
+from signoff.bench import _roundtrips
 from signoff.bench._counting import CountingShopDatabase, CountingStore, Counts
 from signoff.bench._target import (
+    APPROVER,
+    APPROVER_ROLE,
     FLOW_AMOUNT,
     OWNER,
     TENANT,
@@ -26,9 +29,9 @@ from signoff.bench._target import (
 )
 from signoff.demo import RefundProvider, demo_catalog
 from signoff.demo._provider import REFUND_UPDATE
+from signoff.identity import StoreRoleDirectory
 
 TOKEN_KEY = b"signoff-bench-token-key-32-bytes"
-APPROVER_ROLE = "refund_approver"
 
 
 @dataclass
@@ -48,17 +51,16 @@ class _Worker:
         self.index = index
         self.target = target
         self.counts = Counts()
+        _roundtrips.install(self.counts.trip)  # this process runs nothing else
         self.store = CountingStore(target.open_store(), self.counts)
         self.shop = target.open_shop()
         self.shop.db = CountingShopDatabase(self.shop.db, self.counts)
-        directory = StaticRoleDirectory(
-            [(target.tenant(t), "approver", APPROVER_ROLE) for t in range(target.tenants)]
-        )
         self.gate = Gate(
             demo_catalog(self.shop, RefundProvider(self.shop)),
             self.store,
             token_key=TOKEN_KEY,
-            directory=directory,
+            # As `signoff serve` runs by default: roles checked now, in signoff's store.
+            directory=StoreRoleDirectory(self.store, mode="grants"),
         )
         self.bare_version = 1
         # Open the connections before the clock starts.
@@ -70,7 +72,7 @@ class _Worker:
         for k in ks:
             tenant = self.target.tenant(k)
             agent = Principal(OWNER, tenant, actor="agent:bench")
-            approver = Principal("approver", tenant, roles=frozenset({APPROVER_ROLE}))
+            approver = Principal(APPROVER, tenant, roles=frozenset({APPROVER_ROLE}))
             t0 = time.monotonic()
             proposal = self.gate.propose(
                 agent,

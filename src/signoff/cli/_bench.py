@@ -79,7 +79,11 @@ def render(report: BenchReport) -> list[str]:
         f"(signoff {c.signoff_writes / report.flows:.2f} "
         f"+ provider {c.shop_writes / report.flows:.2f}); "
         f"read-only transactions per flow: {report.reads_per_flow:.2f}",
+        f"round trips per flow: {report.trips_per_flow:.2f} "
+        f"(signoff {c.signoff_trips / report.flows:.2f} "
+        f"+ provider {c.shop_trips / report.flows:.2f}; statements, BEGIN and COMMIT)",
         *report.checks,
+        f"flows/s ÷ (bare commits/s ÷ 4 durable commits): {report.durable_ratio:.3f}",
         f"ratio flows/s ÷ (bare commits/s ÷ commits per flow): {report.ratio:.3f}",
     ]
     return lines
