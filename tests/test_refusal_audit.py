@@ -30,8 +30,12 @@ def test_a_replayed_token_is_recorded_with_its_hash_never_the_token(world: World
     data = event.payload()
     assert (data["operation"], data["code"], data["count"]) == ("execute", "already_consumed", 1)
     assert event.actor == "agent:support-bot for u_42"
-    assert data["presented"]["token_sha256"] == hashlib.sha256(token.encode()).hexdigest()
-    assert data["presented"]["idempotency_key_sha256"] == hashlib.sha256(b"replay-1").hexdigest()
+    token_digest = hashlib.sha256(b"signoff/presented/token\0" + token.encode()).hexdigest()
+    key_digest = hashlib.sha256(b"signoff/presented/idempotency_key\0replay-1").hexdigest()
+    assert data["presented"]["token_sha256"] == token_digest
+    assert data["presented"]["idempotency_key_sha256"] == key_digest
+    with world.store.read() as tx:  # never the lookup hash the token table keeps
+        assert tx.token_by_hash(token_digest) is None
     assert token not in event.data and "replay-1" not in event.data
     assert world.gate.verify_audit().ok
 

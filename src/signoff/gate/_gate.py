@@ -19,7 +19,7 @@ from signoff._model import (
     ProposalStatus,
     Receipt,
 )
-from signoff._tokens import TokenMinter, token_hash
+from signoff._tokens import TokenMinter
 from signoff.audit._chain import AuditEvent, ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import InvalidRequest, InvalidState, NotEntitled, SubjectMismatch
@@ -38,7 +38,7 @@ from signoff.gate._context import GateContext
 from signoff.gate._hooks import ExecutionHooks, no_hooks
 from signoff.gate._receipts import receipt_for
 from signoff.gate._reconcile import Reconciled
-from signoff.gate._refusals import audited, sha256_of
+from signoff.gate._refusals import audited, presented_hash
 from signoff.gate._signed import handed_token
 from signoff.gate._signed_receipt import signed_receipt, with_signed_receipt
 from signoff.store._base import Store
@@ -139,7 +139,7 @@ class Gate:
             presented={
                 "decision": decision.kind.value,
                 "expected_version": decision.expected_version,
-                "idempotency_key_sha256": sha256_of(idempotency_key),
+                "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
             },
         )
 
@@ -165,10 +165,8 @@ class Gate:
             ),
             proposal_id=proposal_id,
             presented={
-                "token_sha256": token_hash(confirmation_token)
-                if isinstance(confirmation_token, str)
-                else None,
-                "idempotency_key_sha256": sha256_of(idempotency_key),
+                "token_sha256": presented_hash("token", confirmation_token),
+                "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
             },
         )
         return with_signed_receipt(self._ctx, result)

@@ -27,11 +27,17 @@ MAX_AUDITED_PER_CODE = 10
 Presented = Mapping[str, str | int | None]
 
 
-def sha256_of(value: str | None) -> str | None:
-    """What was presented, as a hash: the audit never holds a token or a key."""
-    if value is None:
+def presented_hash(kind: str, value: object) -> str | None:
+    """What was presented, as a hash: the audit never holds a token or a key.
+
+    Domain-separated (``signoff/presented/<kind>\0`` + value), so a presented token's hash
+    is never the lookup hash the token table keeps; whoever holds a token can still
+    recompute it to find the refusals it caused.
+    """
+    if not isinstance(value, str):
         return None
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    prefix = f"signoff/presented/{kind}\0".encode()
+    return hashlib.sha256(prefix + value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def audited(
