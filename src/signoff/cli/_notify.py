@@ -11,20 +11,19 @@ from types import FrameType
 
 import click
 
+from signoff._paths import default_database_url
+from signoff.cli._main import DB_HELP
 from signoff.exceptions import InvalidRequest
 from signoff.notify import Backoff, ConfigError, Notifier, load_config
 from signoff.store import open_store
-
-DEFAULT_DB = "signoff.db"
 
 
 @click.command("notify")
 @click.option(
     "--db",
     envvar="SIGNOFF_DATABASE_URL",
-    default=DEFAULT_DB,
-    show_default=True,
-    help="Database URL or SQLite path (env SIGNOFF_DATABASE_URL).",
+    default=None,
+    help=DB_HELP,
 )
 @click.option(
     "--config",
@@ -35,7 +34,7 @@ DEFAULT_DB = "signoff.db"
     help="TOML file naming the webhooks and the e-mail channel (env SIGNOFF_NOTIFY_CONFIG).",
 )
 @click.option("--once", is_flag=True, help="One pass: enqueue what is new, send what is due.")
-def notify(db: str, config_path: str, once: bool) -> None:
+def notify(db: str | None, config_path: str, once: bool) -> None:
     """Deliver proposal and execution events from the audit chain; retry; dead-letter.
 
     Each destination reads the audit chain after its own cursor (stored in the
@@ -46,7 +45,7 @@ def notify(db: str, config_path: str, once: bool) -> None:
         config = load_config(config_path)
     except ConfigError as exc:
         raise InvalidRequest(f"{exc} — fix the notify configuration") from exc
-    with open_store(db) as store:
+    with open_store(db or default_database_url()) as store:
         try:
             channels = config.channels(store=store)
         except ConfigError as exc:
