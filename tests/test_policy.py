@@ -72,6 +72,15 @@ def _approve(world: World, who: Principal, pid: str, version: int, key: str) -> 
     return result.confirmation_token
 
 
+def test_the_inbox_leaves_out_what_the_person_already_approved(two: World) -> None:
+    """Two approvals needed: after alice's, it is still awaiting — in bob's inbox, not hers."""
+    proposal = two.gate.propose(AGENT, "refund_order", REFUND)
+    assert [p.proposal_id for p in two.gate.inbox(APPROVER)] == [proposal.proposal_id]
+    _approve(two, APPROVER, proposal.proposal_id, 1, "a1")
+    assert two.gate.inbox(APPROVER) == []
+    assert [p.proposal_id for p in two.gate.inbox(APPROVER_2)] == [proposal.proposal_id]
+
+
 def test_two_of_m_needs_two_distinct_people(two: World) -> None:
     """The first approval issues no token; the same person twice is refused; the second does."""
     proposal = two.gate.propose(AGENT, "refund_order", REFUND)

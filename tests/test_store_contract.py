@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from signoff import (
     ManualClock,
     Proposal,
     ProposalStatus,
+    ReasonCode,
     SQLiteStore,
     StaticRoleDirectory,
     Store,
@@ -42,6 +44,7 @@ from signoff.exceptions import (
 )
 from signoff.store import open_store
 from signoff.store._migrations import SCHEMA_VERSION
+from signoff.store._sql import IdempotencyRecord
 from tests.conftest import AGENT, APPROVER, APPROVER_2, OTHER_TENANT, REFUND, TOKEN_KEY
 from tests.pg import fresh_schema
 
@@ -309,6 +312,37 @@ def test_one_execution_per_request_key(backend: Backend) -> None:
 
 
 # idempotency keys -----------------------------------------------------------------------
+
+
+def test_one_idempotency_record_per_tenant_scope_and_key(backend: Backend) -> None:
+    """(tenant, scope, key) is the primary key: two requests racing with one key cannot both
+    store an answer (the loser retries, finds the winner's and replays or refuses)."""
+    record = IdempotencyRecord("decide", "f" * 64, "done", None, None, None)
+    with backend.store.transaction() as tx:
+        tx.insert_idempotency("acme", "scope", "k", record, 1)
+    with pytest.raises(backend.store.integrity_errors), backend.store.transaction() as tx:
+        tx.insert_idempotency("acme", "scope", "k", replace(record, fingerprint="0" * 64), 2)
+    with backend.store.read() as tx:
+        stored = tx.idempotency("acme", "scope", "k")
+    assert stored is not None and stored.fingerprint == "f" * 64
+
+
+def test_one_decision_per_person_and_proposal(backend: Backend) -> None:
+    """(proposal, approver) is the primary key: N approvals need N different people."""
+    gate = backend.gate()
+    proposal = backend.propose(gate)
+    gate.decide(
+        APPROVER,
+        proposal.proposal_id,
+        Decision(DecisionKind.REJECT, proposal.version, ReasonCode.OTHER),
+        idempotency_key="r1",
+    )
+    [approval] = gate.proposal(AGENT, proposal.proposal_id).approvals
+    later = approval.decided_at + timedelta(seconds=1)
+    again = replace(approval, reason="again", decided_at=later)
+    with pytest.raises(backend.store.integrity_errors), backend.store.transaction() as tx:
+        tx.insert_decision(proposal.proposal_id, again)
+    assert len(gate.proposal(AGENT, proposal.proposal_id).approvals) == 1
 
 
 def test_decision_replay_returns_the_first_answer(backend: Backend) -> None:
