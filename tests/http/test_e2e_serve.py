@@ -160,3 +160,23 @@ def test_32_concurrent_executions_across_workers_refund_once(server: Server) -> 
     assert statuses == [200] + [409] * 31
     refunds = [row for row in shop_ledger(server.db) if row[1] == "ord_1050"]
     assert refunds == [("acme", "ord_1050", 19900)]
+
+
+def test_metrics_add_up_every_workers_requests(server: Server) -> None:
+    """Two workers, one count: any worker's /metrics reports all the requests made."""
+    import re
+
+    def whoami_count() -> float:
+        text = httpx.get(f"{server.base_url}/metrics", timeout=30).text
+        found = re.search(
+            r'^signoff_http_requests_total\{method="GET",route="/v1/whoami",status="401"\} (\S+)$',
+            text,
+            flags=re.MULTILINE,
+        )
+        return 0.0 if found is None else float(found.group(1))
+
+    before = whoami_count()
+    with httpx.Client(base_url=server.base_url, timeout=30) as client:
+        for _ in range(40):
+            client.get("/v1/whoami", headers={"Connection": "close"})
+    assert {whoami_count() for _ in range(6)} == {before + 40}

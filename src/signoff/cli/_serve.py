@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -75,17 +79,36 @@ def serve(config: str | None, **flags: Any) -> None:
         # Demo mode signs with a key made now, handed to every worker like the settings.
         os.environ[ENV_PREFIX + "SIGNING_KEYS"] = KeySet.generate().to_json()
     _start_banner(settings)
-    uvicorn.run(
-        "signoff.http._app:app_from_environment",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        log_level=settings.log_level,
-        log_config=logging_config(settings.log_level, settings.log_format),
-        access_log=False,  # signoff logs each request itself, with its request id
-        server_header=False,
-    )
+    with _worker_metrics(settings.workers):
+        uvicorn.run(
+            "signoff.http._app:app_from_environment",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            log_level=settings.log_level,
+            log_config=logging_config(settings.log_level, settings.log_format),
+            access_log=False,  # signoff logs each request itself, with its request id
+            server_header=False,
+        )
+
+
+@contextmanager
+def _worker_metrics(workers: int) -> Iterator[None]:
+    """Several workers count into one place (prometheus_client multiprocess mode).
+
+    A fresh directory per run, removed at exit, unless PROMETHEUS_MULTIPROC_DIR is set
+    (then it is yours, and it must be empty when the server starts).
+    """
+    if workers < 2 or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="signoff-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    try:
+        yield
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @click.command("dev-token")

@@ -1,18 +1,23 @@
 """Prometheus metrics for the HTTP API, in a registry of the app's own.
 
-Each worker process keeps its own counters; scrape each worker, or put the
-workers behind one scrape target per process.
+With several worker processes (``signoff serve --workers N``) the counters run in
+prometheus_client's multiprocess mode: each worker writes its values to files in
+``PROMETHEUS_MULTIPROC_DIR`` and every scrape of ``/metrics``, whichever worker
+answers it, adds up all of them.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PROBLEM_CODE_SCOPE_KEY = "signoff.problem_code"
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Metrics:
@@ -38,6 +43,11 @@ class Metrics:
         )
 
     def render(self) -> tuple[bytes, str]:
+        """This process's counters, or every worker's summed in multiprocess mode."""
+        if os.environ.get(MULTIPROC_ENV):
+            combined = CollectorRegistry()
+            MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
+            return generate_latest(combined), CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
