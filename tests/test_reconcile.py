@@ -482,3 +482,18 @@ def test_cli_reconcile_worker_settles_then_stops_on_sigterm(fw: FaultWorld) -> N
     assert worker.returncode == 0, err
     [entry] = fw.provider.ledger()
     assert fw.execution_of(proposal).provider_reference == entry.reference
+
+
+def test_cli_reconcile_consults_the_stores_role_directory(fw: FaultWorld) -> None:
+    """`signoff reconcile` asks the directory `serve` asks: a revoked approver, no attempt."""
+    from signoff.identity import StoreRoleDirectory
+
+    proposal, token = fw.confirmed()
+    fw.harness.crash_at(HookPoint.BEFORE_PROVIDER_CALL)
+    fw.harness.run(lambda: fw.gate.execute(AGENT, proposal.proposal_id, token))
+    StoreRoleDirectory(fw.store).revoke("acme", "alice", "refund_approver", by="ops")
+    result = _cli(fw, "--json", "--demo", "--demo-shop", fw.shop.path)
+    assert result.exit_code == 0, result.output
+    [line] = [json.loads(x) for x in result.stdout.splitlines()]
+    assert (line["action"], line["status"]) == ("refused", "failed_terminal")
+    assert fw.provider.ledger() == []

@@ -34,6 +34,20 @@ class AuditEvent:
     def payload(self) -> dict[str, Any]:
         return json.loads(self.data)  # type: ignore[no-any-return]
 
+    def recomputed_hash(self) -> str:
+        """The hash this event's fields give now (equal to ``hash`` unless edited)."""
+        return event_hash(
+            tenant=self.tenant,
+            seq=self.seq,
+            at=self.at,
+            kind=self.kind,
+            proposal_id=self.proposal_id,
+            execution_id=self.execution_id,
+            actor=self.actor,
+            data=self.data,
+            prev_hash=self.prev_hash,
+        )
+
 
 def event_hash(
     *,
@@ -84,18 +98,7 @@ def verify_chain(events: Iterable[AuditEvent], heads: dict[str, tuple[int, str]]
             return ChainReport(False, count, len(last), f"{where}: expected #{seq + 1}, gap")
         if event.prev_hash != prev:
             return ChainReport(False, count, len(last), f"{where}: link to previous broken")
-        expected = event_hash(
-            tenant=event.tenant,
-            seq=event.seq,
-            at=event.at,
-            kind=event.kind,
-            proposal_id=event.proposal_id,
-            execution_id=event.execution_id,
-            actor=event.actor,
-            data=event.data,
-            prev_hash=event.prev_hash,
-        )
-        if expected != event.hash:
+        if event.recomputed_hash() != event.hash:
             return ChainReport(False, count, len(last), f"{where}: content edited")
         last[event.tenant] = (event.seq, event.hash)
     for tenant, head in heads.items():

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
-from types import FrameType
 
 import click
 
 from signoff._paths import default_database_url
 from signoff.cli._main import DB_HELP
+from signoff.cli._signals import stop_on_signals
 from signoff.exceptions import InvalidRequest
 from signoff.notify import Backoff, ConfigError, Notifier, load_config
 from signoff.store import open_store
@@ -63,20 +60,7 @@ def notify(db: str | None, config_path: str, once: bool) -> None:
                 click.echo(f"delivered {sent} notifications", err=True)
                 return
             stop = threading.Event()
-            with _stop_on_signals(stop):
+            with stop_on_signals(stop):
                 notifier.run(stop, interval=config.interval_seconds)
         finally:
             notifier.close()
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    def handle(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

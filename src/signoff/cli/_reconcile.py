@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import inspect
 import json
-import signal
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import timedelta
-from types import FrameType
 from typing import Any
 
 import click
@@ -19,11 +17,13 @@ from signoff._paths import default_database_url, demo_shop_file
 from signoff._references import build_from_reference, call_factory, import_reference
 from signoff.catalog._catalog import Catalog
 from signoff.cli._checks import check_writable
+from signoff.cli._signals import stop_on_signals
 from signoff.exceptions import InvalidReference
 from signoff.gate._gate import Gate
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._reconciler import ReconcileLoop
-from signoff.store import open_store
+from signoff.identity import StoreRoleDirectory
+from signoff.store import Store, open_store
 
 
 def demo_shop_location(db: str, shop: str | None) -> str:
@@ -60,6 +60,13 @@ def load_directory(reference: str | None) -> RoleDirectory | None:
             f"--directory: {reference} has no holds_role method — name a RoleDirectory"
         )
     return directory  # type: ignore[no-any-return]
+
+
+def store_directory(store: Store, mode: str) -> RoleDirectory | None:
+    """The directory `signoff serve` consults, in this store (PROTOCOL rule 11)."""
+    if mode == "off":
+        return None
+    return StoreRoleDirectory(store, mode="revocations" if mode == "revocations" else "grants")
 
 
 def _printer(as_json: bool) -> Any:
@@ -126,7 +133,16 @@ def _printer(as_json: bool) -> Any:
     "--directory",
     "directory_ref",
     metavar="MODULE:ATTR",
-    help="Role directory to re-check approvers (a RoleDirectory or a callable).",
+    help="Your own role directory (a RoleDirectory or a callable) instead of the store's.",
+)
+@click.option(
+    "--role-directory",
+    "role_mode",
+    envvar="SIGNOFF_ROLE_DIRECTORY",
+    type=click.Choice(["grants", "revocations", "off"], case_sensitive=False),
+    default=None,
+    help="How the store's role directory is consulted, as `signoff serve` does "
+    "[default: grants; revocations with --demo].",
 )
 @click.option("--demo", is_flag=True, help="Reconcile the demo refund tool.")
 @click.option(
@@ -145,6 +161,7 @@ def reconcile(
     lease: float,
     catalog_ref: str | None,
     directory_ref: str | None,
+    role_mode: str | None,
     demo: bool,
     shop: str | None,
     as_json: bool,
@@ -166,7 +183,8 @@ def reconcile(
         gate = Gate(
             catalog,
             store,
-            directory=load_directory(directory_ref),
+            directory=load_directory(directory_ref)
+            or store_directory(store, role_mode or ("revocations" if demo else "grants")),
             lease=timedelta(seconds=lease),
         )
         loop = ReconcileLoop(
@@ -182,18 +200,5 @@ def reconcile(
                 click.echo(f"reconciled {len(done)} executions", err=True)
             return
         stop = threading.Event()
-        with _stop_on_signals(stop):
+        with stop_on_signals(stop):
             loop.run(stop)
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    def handle(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from signoff.audit._chain import AuditEvent, event_hash
+from signoff.audit._chain import AuditEvent
 from signoff.exceptions import ProofFormatError
 from signoff.proof._merkle import leaf_hash
 
@@ -51,17 +51,7 @@ def _is_hex32(text: str) -> bool:
 
 
 def recomputed_hash(event: AuditEvent) -> str:
-    return event_hash(
-        tenant=event.tenant,
-        seq=event.seq,
-        at=event.at,
-        kind=event.kind,
-        proposal_id=event.proposal_id,
-        execution_id=event.execution_id,
-        actor=event.actor,
-        data=event.data,
-        prev_hash=event.prev_hash,
-    )
+    return event.recomputed_hash()
 
 
 def leaf_of(event: AuditEvent) -> bytes:
