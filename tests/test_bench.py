@@ -24,10 +24,10 @@ def test_bench_on_sqlite_prints_phases_and_ends_with_the_ratio(tmp_path: Path) -
     for phase in ("propose", "approve", "execute", "flow", "bare"):
         assert any(line.startswith(phase) for line in lines), phase
     assert "ledger: 6 refunds for 6 flows" in lines
-    assert "commits per flow: 6.00 (signoff 5.00 + provider 1.00)" in result.stdout
+    assert "commits per flow: 5.00 (signoff 4.00 + provider 1.00)" in result.stdout
     trips = next(line for line in lines if line.startswith("round trips per flow: "))
     signoff_trips = float(trips.split("(signoff ")[1].split(" ")[0])
-    assert signoff_trips >= 5 * 2  # counted: at least BEGIN and COMMIT of each commit
+    assert signoff_trips >= 4 * 2  # counted: at least BEGIN and COMMIT of each commit
 
 
 @pytest.mark.postgres
@@ -37,10 +37,10 @@ def test_bench_on_postgresql_uses_a_schema_of_its_own_and_drops_it() -> None:
     import psycopg
 
     report = run_bench(POSTGRES_URL, flows=4, workers=2, tenants=2)
-    assert report.flows == 4 and report.commits_per_flow == 6.0
+    assert report.flows == 4 and report.commits_per_flow == 5.0
     assert report.ratio > 0
     # Counted on the wire: at least one round trip per signoff commit, and the provider's.
-    assert report.counts.signoff_trips >= 5 * 4 and report.counts.shop_trips >= 4
+    assert report.counts.signoff_trips >= 4 * 4 and report.counts.shop_trips >= 4
     # 6 events per flow, and one role.granted per tenant (the approver, in the role directory).
     assert "audit chain intact: 26 events" in report.checks
     schema = report.target.split("schema=")[1].rstrip(")")

@@ -163,21 +163,27 @@ def test_reconciler_racing_a_slow_worker_after_success(fw: FaultWorld) -> None:
     assert fw.verdict(proposal).ok
 
 
-def test_expiry_between_consume_and_attempt_starts_no_attempt(fw: FaultWorld) -> None:
-    """Consent must hold as the attempt starts (rule 11): expired after consume → no call."""
+def test_expiry_between_the_check_and_the_consume_consumes_nothing(
+    fw: FaultWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Consent must hold as the attempt starts (rule 11): the confirmation expires after
+    execute checked it, before its write → token_expired; nothing consumed, no call."""
     proposal, token = fw.confirmed()
     ttl = proposal.expires_at - proposal.created_at
-    fw.harness.on(HookPoint.AFTER_CONSUME, lambda _: fw.clock.advance(ttl))
-    outcome = fw.harness.run(lambda: fw.gate.execute(AGENT, proposal.proposal_id, token))
-    assert isinstance(outcome, Raised) and isinstance(outcome.error, TokenExpired)
-    execution = fw.execution_of(proposal)
-    assert (execution.status, execution.error_code) == (
-        ExecutionStatus.FAILED_TERMINAL,
-        "token_expired",
-    )
-    assert execution.attempts == 0
-    assert fw.gate.expire_due() == 0
-    assert fw.provider.ledger() == []
+    tool = fw.gate.catalog.get("refund_order")
+    read_state = tool.read_state
+
+    def read_then_expire(*args: object) -> object:
+        state = read_state(*args)  # type: ignore[arg-type]
+        fw.clock.advance(ttl)  # the freshness read is the last thing before the write
+        return state
+
+    monkeypatch.setattr(tool, "read_state", read_then_expire)
+    with pytest.raises(TokenExpired):
+        fw.gate.execute(AGENT, proposal.proposal_id, token)
+    assert fw.gate.execution_for(AGENT, proposal.proposal_id) is None
+    assert fw.gate.expire_due() == 1
+    assert fw.provider.ledger() == [] and fw.refunded() == 0
 
 
 def test_timeout_after_success_with_a_crash_after_record(fw: FaultWorld) -> None:

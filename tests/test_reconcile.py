@@ -62,9 +62,30 @@ def test_live_lease_is_left_alone(fw: FaultWorld) -> None:
     assert fw.provider.ledger() == []
 
 
-def test_prepared_after_crash_gets_its_first_attempt(fw: FaultWorld) -> None:
-    """Crash between consume and the call: after the lease, one attempt, one refund."""
+def test_crash_right_after_consume_is_retried_with_the_same_key(fw: FaultWorld) -> None:
+    """Crash after consume-and-start, before the call: after the lease the lookup finds
+    nothing, so the same request key is attempted once more; one refund."""
     execution_id = _crash(fw, HookPoint.AFTER_CONSUME)
+    assert fw.gate.execution(AGENT, execution_id).status is ExecutionStatus.RUNNING
+    fw.lapse()
+    assert _actions(fw.gate.reconcile()) == [("retried", "succeeded")]
+    execution = fw.gate.execution(AGENT, execution_id)
+    assert execution.attempts == 2
+    [entry] = fw.provider.ledger()
+    assert entry.reference == execution.provider_reference
+    assert entry.request_key == execution.request_key
+    assert fw.refunded() == 19900
+
+
+def test_prepared_left_by_an_earlier_version_gets_its_first_attempt(fw: FaultWorld) -> None:
+    """A ``prepared`` execution (consumed, never started: what versions before the single
+    consume-and-start write could leave) gets its first attempt, without a lookup."""
+    execution_id = _crash(fw, HookPoint.AFTER_CONSUME)
+    with fw.gate.store.transaction() as tx:
+        tx.run(
+            "UPDATE executions SET status = 'prepared', attempts = 0 WHERE execution_id = ?",
+            (execution_id,),
+        )
     fw.lapse()
     assert _actions(fw.gate.reconcile()) == [("attempted", "succeeded")]
     execution = fw.gate.execution(AGENT, execution_id)

@@ -479,7 +479,7 @@ def test_reconcilers_skip_rows_another_has_locked(tmp_path: Path) -> None:
         assert len(claimed) == 1
         assert [e.execution_id for e in others] != [claimed[0].execution_id]
         assert len(others) == 1
-        assert {e.status for e in (*claimed, *others)} == {ExecutionStatus.PREPARED}
+        assert {e.status for e in (*claimed, *others)} == {ExecutionStatus.RUNNING}
         assert b.provider.ledger() == []
 
 

@@ -104,6 +104,11 @@ class SQLiteFile:
         finally:
             handle.conn.execute("COMMIT")
 
+    @contextmanager
+    def statements(self) -> Iterator[sqlite3.Connection]:
+        """No transaction around them: each statement reads (or writes) on its own."""
+        yield self._handle().conn
+
     def close(self) -> None:
         with self._lock:
             handles, self._handles = self._handles, []

@@ -49,6 +49,7 @@ class CountingStore(Store):
         self.inner = inner
         self.url = inner.url
         self.integrity_errors = inner.integrity_errors
+        self.transient_errors = inner.transient_errors
         self.counts = counts
 
     @contextmanager
@@ -60,6 +61,18 @@ class CountingStore(Store):
     @contextmanager
     def read(self) -> Iterator[SqlTransaction]:
         with owned_by("signoff"), self.inner.read() as tx:
+            yield tx
+        self.counts.signoff_reads += 1
+
+    @contextmanager
+    def step(self) -> Iterator[SqlTransaction]:
+        with owned_by("signoff"), self.inner.step() as tx:
+            yield tx
+        self.counts.signoff_writes += 1
+
+    @contextmanager
+    def peek(self) -> Iterator[SqlTransaction]:
+        with owned_by("signoff"), self.inner.peek() as tx:
             yield tx
         self.counts.signoff_reads += 1
 

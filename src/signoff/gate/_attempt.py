@@ -26,7 +26,7 @@ from signoff.gate._consent import consent_refusal
 from signoff.gate._context import GateContext, log
 from signoff.gate._hooks import HookPoint
 from signoff.gate._receipts import result_for
-from signoff.store._sql import SqlTransaction
+from signoff.store._sql import AuditEntry, OutcomeWrite, SqlTransaction, audit_entry
 
 STATE_CHANGED = "state_changed"
 
@@ -73,12 +73,31 @@ def run_attempt(
 ) -> ExecutionResult:
     """Mark the attempt running while consent holds, call the provider, record its answer."""
     running = start_attempt(ctx, proposal, execution, from_status)
+    return call_and_finish(ctx, proposal, running, args, state)
+
+
+def call_and_finish(
+    ctx: GateContext, proposal: Proposal, running: Execution, args: Any, state: ResourceState
+) -> ExecutionResult:
+    """The provider call of a started attempt, outside any transaction, then its record."""
     ctx.hooks(HookPoint.BEFORE_PROVIDER_CALL, running)
     tool = ctx.catalog.get(proposal.tool)
-    outcome = call_provider(lambda: tool.execute(args, execution.request_key, state))
+    outcome = call_provider(lambda: tool.execute(args, running.request_key, state))
     if isinstance(outcome, Succeeded):
         ctx.hooks(HookPoint.AFTER_PROVIDER_SUCCESS, running)
     return finish_attempt(ctx, proposal, running, outcome)
+
+
+def started_event(execution: Execution, now: int) -> AuditEntry:
+    """``execution.started``: the attempt (counted from 1) and the request key it uses."""
+    return audit_entry(
+        tenant=execution.tenant,
+        at=now,
+        kind="execution.started",
+        proposal_id=execution.proposal_id,
+        execution_id=execution.execution_id,
+        data={"attempt": execution.attempts, "request_key": execution.request_key},
+    )
 
 
 class ConsentEnded(Exception):
@@ -131,21 +150,15 @@ def start_attempt(
             to=ProposalStatus.EXECUTING,
             now=now,
         )
-        tx.append_audit(
-            tenant=execution.tenant,
-            at=now,
-            kind="execution.started",
-            proposal_id=execution.proposal_id,
-            execution_id=execution.execution_id,
-            data={"attempt": execution.attempts + 1, "request_key": execution.request_key},
-        )
-        return dataclasses.replace(
+        running = dataclasses.replace(
             execution,
             status=ExecutionStatus.RUNNING,
             attempts=execution.attempts + 1,
             updated_at=from_micros(now),
             lease_until=from_micros(lease),
         )
+        tx.append(started_event(running, now))
+        return running
 
     started = ctx.write(start)
     if isinstance(started, ConsentEnded):
@@ -194,7 +207,7 @@ def finish_attempt(
             return current
         return moved
 
-    finished = ctx.write(record)
+    finished = ctx.write(record, one_statement=True)
     ctx.hooks(HookPoint.AFTER_RECORD, finished)
     log.info("execution %s is %s", finished.execution_id, finished.status.value)
     if finished.error_code == STATE_CHANGED:
@@ -223,38 +236,33 @@ def record_outcome(
     """Move the execution (and its proposal) to ``classified``; None if it was not in
     ``from_statuses`` any more (another worker recorded first)."""
     status, reference, code, message = classified
-    moved = tx.transition_execution_row(
-        execution.execution_id,
-        from_statuses=from_statuses,
-        to=status,
-        now=now,
-        provider_reference=reference,
-        error_code=code,
-        error_message=message,
+    return tx.record_outcome(
+        OutcomeWrite(
+            execution_id=execution.execution_id,
+            from_statuses=from_statuses,
+            to=status,
+            now=now,
+            reference=reference,
+            code=code,
+            message=message,
+            proposal_from=OPEN_PROPOSAL,
+            proposal_to=PROPOSAL_STATUS_FOR[status],
+            event=audit_entry(
+                tenant=execution.tenant,
+                at=now,
+                kind=f"execution.{status.value}",
+                proposal_id=execution.proposal_id,
+                execution_id=execution.execution_id,
+                data={
+                    "attempt": execution.attempts,
+                    "request_key": execution.request_key,
+                    "executed_digest": proposal.args_digest,
+                    "provider_reference": reference,
+                    "error_code": code,
+                },
+            ),
+        )
     )
-    if moved is None:
-        return None
-    tx.transition_proposal(
-        execution.proposal_id,
-        from_statuses=OPEN_PROPOSAL,
-        to=PROPOSAL_STATUS_FOR[status],
-        now=now,
-    )
-    tx.append_audit(
-        tenant=execution.tenant,
-        at=now,
-        kind=f"execution.{status.value}",
-        proposal_id=execution.proposal_id,
-        execution_id=execution.execution_id,
-        data={
-            "attempt": execution.attempts,
-            "request_key": execution.request_key,
-            "executed_digest": proposal.args_digest,
-            "provider_reference": reference,
-            "error_code": code,
-        },
-    )
-    return moved
 
 
 def _classify(outcome: Outcome) -> Classified:

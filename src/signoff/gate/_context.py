@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from signoff._canonical import args_digest, canonical_json
 from signoff._clock import Clock, to_micros
-from signoff._directory import RoleDirectory, TransactionalDirectory
+from signoff._directory import RoleDirectory
 from signoff._model import DecisionKind, Principal, Proposal
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
@@ -27,6 +27,8 @@ log = logging.getLogger("signoff")
 
 T = TypeVar("T")
 WRITE_ATTEMPTS = 3
+READ_ATTEMPTS = 3
+"""How often a step reads again after its write found a premise changed (then: a conflict)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,9 @@ class GateContext:
     proof: GateProof | None = None
     surfaces: tuple[str, ...] = ()
     """The deployment's approval surfaces (PROTOCOL rule 14); empty allows any."""
+    directory_in_store: bool = False
+    """The directory's entries are rows of this store: asked inside its transactions, and
+    a write step's premises (a runtime Protocol check, made once, not per request)."""
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())
@@ -49,22 +54,23 @@ class GateContext:
     def directory_in(self, tx: SqlTransaction) -> RoleDirectory | None:
         """The role directory, asked inside ``tx`` when it lives in this store."""
         directory = self.directory
-        if isinstance(directory, TransactionalDirectory):
-            return directory.in_transaction(tx)
+        if self.directory_in_store:
+            return directory.in_transaction(tx)  # type: ignore[union-attr,no-any-return]
         return directory
 
-    def write(self, step: Callable[[SqlTransaction], T]) -> T:
+    def write(self, step: Callable[[SqlTransaction], T], *, one_statement: bool = False) -> T:
         """Run ``step`` in a write transaction; run it again after a lost race.
 
         On PostgreSQL two racing inserts of one idempotency key block, then one
         fails; the retry sees the winner's row and answers as a duplicate. A
         deadlock or serialization failure rolled everything back, so it is
-        retried too, a few times.
+        retried too, a few times. ``one_statement``: the step's write is one
+        statement (``Store.step``).
         """
         retryable = self.store.integrity_errors + self.store.transient_errors
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                with self.store.transaction() as tx:
+                with self.store.step() if one_statement else self.store.transaction() as tx:
                     result = step(tx)
             except retryable:
                 if attempt == WRITE_ATTEMPTS:
@@ -74,35 +80,6 @@ class GateContext:
                 after_write(self, tx.appended())  # checkpoints due by count or age
             return result
         raise AssertionError("unreachable")
-
-
-class Fallback(Exception):
-    """The fast path's premise no longer holds; its transaction is rolled back."""
-
-
-def write_fast(
-    ctx: GateContext,
-    fast: Callable[[SqlTransaction], T],
-    full: Callable[[SqlTransaction], T],
-) -> T:
-    """Run ``fast`` in a write transaction; if it falls back or must retry, run ``full``.
-
-    ``fast`` relies on checks already made in a read transaction and on
-    conditional updates that fail if anything changed since; when one fails it
-    raises :class:`Fallback` and ``full`` re-checks everything under the write,
-    so every answer is the one ``full`` alone would have given.
-    """
-    calls = 0
-
-    def step(tx: SqlTransaction) -> T:
-        nonlocal calls
-        calls += 1
-        return fast(tx) if calls == 1 else full(tx)
-
-    try:
-        return ctx.write(step)
-    except Fallback:
-        return ctx.write(full)
 
 
 def idempotency_scope(principal: Principal) -> str:

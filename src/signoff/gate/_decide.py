@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any
 
 from signoff._canonical import fingerprint
@@ -18,28 +19,25 @@ from signoff._model import (
 )
 from signoff.catalog._types import typed_form
 from signoff.exceptions import (
-    Expired,
     IdempotencyKeyReused,
     InvalidRequest,
     InvalidState,
     PreviewExpired,
     RetypeMismatch,
     SeparationOfDuties,
-    SignoffError,
     UnknownTool,
     VersionConflict,
 )
 from signoff.gate._circle import load_visible
 from signoff.gate._context import (
-    Fallback,
+    READ_ATTEMPTS,
     GateContext,
     approvers,
     check_digest,
     idempotency_scope,
     log,
-    write_fast,
 )
-from signoff.gate._device import check_device, device_rule
+from signoff.gate._device import DeviceApproval, check_device, device_rule
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
     REQUESTER_STEP,
@@ -48,9 +46,15 @@ from signoff.gate._policy import (
     check_surface,
     decision_step,
 )
-from signoff.gate._signed import handed_token
-from signoff.gate._tokens import issue_token
-from signoff.store._sql import IdempotencyRecord, SqlTransaction
+from signoff.gate._signed import handed_token, token_for_record
+from signoff.gate._tokens import issued_token
+from signoff.store._sql import (
+    DecisionWrite,
+    IdempotencyRecord,
+    PremiseFailed,
+    SqlTransaction,
+    audit_entry,
+)
 
 MAX_KEY_LENGTH = 255
 MAX_REASON = 2000
@@ -83,35 +87,65 @@ def decide(
         idempotency_scope(principal),
         _fingerprint(proposal_id, decision),
     )
+    for _ in range(READ_ATTEMPTS):
+        checked = _read(ctx, request)
+        if isinstance(checked, DecisionResult):
+            return checked  # a replay: the first answer again
+        if isinstance(checked, _Expired):
+            ctx.write(partial(_expire, checked))
+            raise PreviewExpired(
+                "the proposal expired before a decision; ask for a new one",
+                proposal_id=proposal_id,
+            )
+        if decision.kind is DecisionKind.APPROVE:
+            # PROTOCOL rule 11: a token is never issued for a proposal whose state moved.
+            check_fresh(ctx, checked.proposal)
+        try:
+            return ctx.write(partial(_record, ctx, request, checked), one_statement=True)
+        except PremiseFailed:
+            continue  # something moved since the read: read again, answer from what is there
+    raise VersionConflict("the proposal kept changing; read it again", proposal_id=proposal_id)
 
-    def step(tx: SqlTransaction) -> DecisionResult | Expired:
-        record = tx.idempotency(principal.tenant, request.scope, idempotency_key)
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Checked:
+    """A decision that passed every check on what the read found."""
+
+    proposal: Proposal
+    step: str
+    roles: dict[tuple[str, str, str], bool | None]
+    """The role entries the checks read: the write's premises."""
+    device: DeviceApproval | None
+    """A verified device signature; its sign counter moves with the write."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Expired:
+    proposal: Proposal
+    now: int
+
+
+def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _Expired:
+    """Every check a decision needs, on what one read finds; a replay answers from it."""
+    principal = request.principal
+    with ctx.store.peek() as tx:
+        tx.read_for_decision(
+            principal.tenant,
+            request.proposal_id,
+            scope=request.scope,
+            key=request.key,
+            subject=principal.subject,
+        )
+        record = tx.idempotency(principal.tenant, request.scope, request.key)
         if record is not None:
             return _replay(ctx, tx, request, record)
-        proposal = load_visible(tx, principal, proposal_id, None)
+        proposal = load_visible(tx, principal, request.proposal_id, None)
         now = ctx.now_micros()
-        refusal = _check_open(ctx, tx, proposal, decision, now)
-        if refusal is not None:
-            return refusal
-        return _record(ctx, tx, request, proposal, now)
-
-    checked = _precheck(ctx, request)
-    if checked is None:
-        outcome = ctx.write(step)
-    else:
-
-        def fast(tx: SqlTransaction) -> DecisionResult | Expired:
-            # Checked in a read transaction; the version-checked update below fails
-            # (and `step` answers instead) if the proposal changed since.
-            now = ctx.now_micros()
-            if now >= to_micros(checked.expires_at):
-                raise Fallback
-            return _record(ctx, tx, request, checked, now, fast=True)
-
-        outcome = write_fast(ctx, fast, step)
-    if isinstance(outcome, Expired):
-        raise outcome
-    return outcome
+        if _check_open(proposal, request.decision, now):
+            return _Expired(proposal, now)
+        step = _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
+        device = check_device(tx, principal, proposal, request.decision)
+        return _Checked(proposal, step, tx.roles_read(), device)
 
 
 def _fingerprint(proposal_id: str, decision: Decision) -> str:
@@ -125,45 +159,6 @@ def _fingerprint(proposal_id: str, decision: Decision) -> str:
             "reason": decision.reason,
             "retyped": decision.retyped,
         },
-    )
-
-
-def _precheck(ctx: GateContext, request: _Request) -> Proposal | None:
-    """The proposal if the decision may go ahead, read outside the write; else None.
-
-    An entitled approval first re-reads the business state (PROTOCOL rule 11): a
-    token is never issued for a proposal whose state already moved. None (a replay,
-    a refusal, an expiry) leaves every answer to the write transaction's full check,
-    which refuses; an approval that reaches ``_record`` through it without a fresh
-    read (entitlement granted in the milliseconds between) is still re-checked
-    against the state before its token is consumed.
-    """
-    principal = request.principal
-    with ctx.store.read() as tx:
-        if tx.idempotency(principal.tenant, request.scope, request.key) is not None:
-            return None
-        proposal = load_visible(tx, principal, request.proposal_id, None)
-        try:
-            _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
-            entitled = True
-        except SignoffError:
-            entitled = False
-    if not entitled or not _open(ctx, proposal, request.decision):
-        return None
-    if request.decision.kind is DecisionKind.APPROVE:
-        check_fresh(ctx, proposal)
-    try:
-        check_digest(proposal)
-    except SignoffError:
-        return None
-    return proposal
-
-
-def _open(ctx: GateContext, proposal: Proposal, decision: Decision) -> bool:
-    return (
-        proposal.status is ProposalStatus.AWAITING_CONFIRMATION
-        and decision.expected_version == proposal.version
-        and ctx.now_micros() < to_micros(proposal.expires_at)
     )
 
 
@@ -212,9 +207,8 @@ def _replay(
     return DecisionResult(proposal=proposal, duplicate=True, confirmation_token=token)
 
 
-def _check_open(
-    ctx: GateContext, tx: SqlTransaction, proposal: Proposal, decision: Decision, now: int
-) -> Expired | None:
+def _check_open(proposal: Proposal, decision: Decision, now: int) -> bool:
+    """Refuse a decision on a proposal that is not open to it; True when it has expired."""
     if proposal.status is not ProposalStatus.AWAITING_CONFIRMATION:
         last = proposal.approvals[-1] if proposal.approvals else None
         raise InvalidState(
@@ -231,13 +225,9 @@ def _check_open(
             current_version=proposal.version,
         )
     if now >= to_micros(proposal.expires_at):
-        expire(tx, proposal, now)
-        return PreviewExpired(
-            "the proposal expired before a decision; ask for a new one",
-            proposal_id=proposal.proposal_id,
-        )
+        return True
     check_digest(proposal)
-    return None
+    return False
 
 
 def expire(tx: SqlTransaction, proposal: Proposal, now: int) -> bool:
@@ -258,22 +248,24 @@ def expire(tx: SqlTransaction, proposal: Proposal, now: int) -> bool:
     return won
 
 
+def _expire(expired: _Expired, tx: SqlTransaction) -> bool:
+    return expire(tx, expired.proposal, expired.now)
+
+
 def _record(
-    ctx: GateContext,
-    tx: SqlTransaction,
-    request: _Request,
-    proposal: Proposal,
-    now: int,
-    *,
-    fast: bool = False,
+    ctx: GateContext, request: _Request, checked: _Checked, tx: SqlTransaction
 ) -> DecisionResult:
-    principal, decision = request.principal, request.decision
-    step = _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
-    device = check_device(tx, principal, proposal, decision)
+    """Write the decision (and its token) on the premises the read checked."""
+    principal, decision, proposal = request.principal, request.decision, checked.proposal
+    device = checked.device
+    if ctx.directory is not None and not ctx.directory_in_store:
+        # Asked again as the write starts; a store directory's entries are premises instead.
+        _check_entitled(ctx, request, proposal, ctx.directory)
+    now = ctx.now_micros()
     approval = Approval(
         approver=principal.subject,
         kind=decision.kind,
-        step=step,
+        step=checked.step,
         reason_code=_code(decision),
         reason=decision.reason,
         decided_at=from_micros(now),
@@ -285,44 +277,35 @@ def _record(
         target = ProposalStatus.CONFIRMED
     else:
         target = ProposalStatus.AWAITING_CONFIRMATION
-    if not tx.transition_proposal(
-        proposal.proposal_id,
-        from_statuses=(ProposalStatus.AWAITING_CONFIRMATION,),
-        to=target,
-        now=now,
-        expected_version=decision.expected_version,
-    ):
-        if fast:
-            raise Fallback
-        # Read Committed: the winner has committed by now. If it was this very
-        # request (same key, racing itself), answer its result as a duplicate.
-        record = tx.idempotency(principal.tenant, request.scope, request.key)
-        if record is not None:
-            return _replay(ctx, tx, request, record)
-        raise VersionConflict("another decision won the race", proposal_id=proposal.proposal_id)
-    tx.insert_decision(proposal.proposal_id, approval)
-    tx.append_audit(
-        tenant=proposal.tenant,
-        at=now,
-        kind=f"decision.{'approved' if decision.kind is DecisionKind.APPROVE else 'rejected'}",
-        proposal_id=proposal.proposal_id,
-        actor=principal.subject,
-        data=_decision_data(proposal, approval, target, principal, device),
-    )
-    token_id = None
     decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
-    if target is ProposalStatus.CONFIRMED:
-        token_id = issue_token(ctx, tx, decided, now)
-    tx.insert_idempotency(
-        principal.tenant,
-        request.scope,
-        request.key,
-        IdempotencyRecord("decide", request.print_, "done", proposal.proposal_id, None, token_id),
-        now,
+    token = issued_token(ctx, decided, now) if target is ProposalStatus.CONFIRMED else None
+    kind = "approved" if decision.kind is DecisionKind.APPROVE else "rejected"
+    tx.record_decision(
+        DecisionWrite(
+            proposal_id=proposal.proposal_id,
+            expected_version=proposal.version,
+            to=target,
+            now=now,
+            roles=checked.roles,
+            idempotency=(principal.tenant, request.scope, request.key, request.print_),
+            approval=approval,
+            event=audit_entry(
+                tenant=proposal.tenant,
+                at=now,
+                kind=f"decision.{kind}",
+                proposal_id=proposal.proposal_id,
+                actor=principal.subject,
+                data=_decision_data(
+                    proposal, approval, target, principal, device.assertion if device else None
+                ),
+            ),
+            token=token,
+            sign_count=device.counter if device else None,
+        )
     )
     log.info("proposal %s %s by a decision", proposal.proposal_id, target.value)
-    token = None if token_id is None else handed_token(ctx, tx, token_id)
-    return DecisionResult(proposal=decided, duplicate=False, confirmation_token=token)
+    handed = None if token is None else token_for_record(ctx, token.record, proposal.tool_version)
+    return DecisionResult(proposal=decided, duplicate=False, confirmation_token=handed)
 
 
 def _decision_data(

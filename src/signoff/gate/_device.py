@@ -12,6 +12,7 @@ into the decision's audit event, for offline verifiers.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from signoff._model import Decision, DecisionKind, Principal, Proposal
@@ -28,9 +29,19 @@ def device_rule(proposal: Proposal) -> str:
     return str(proposal.policy.get("device", "none"))
 
 
+@dataclass(frozen=True, slots=True)
+class DeviceApproval:
+    """A verified assertion, to record with the approval."""
+
+    assertion: dict[str, Any]
+    counter: tuple[str, int, int] | None
+    """(credential id, the count read, the new count): the decision's write moves the sign
+    counter on that premise, so of two decisions with one assertion only one is kept."""
+
+
 def check_device(
     tx: SqlTransaction, principal: Principal, proposal: Proposal, decision: Decision
-) -> dict[str, Any] | None:
+) -> DeviceApproval | None:
     """The verified assertion to record with this approval, None when none is needed."""
     rule = device_rule(proposal)
     if decision.kind is not DecisionKind.APPROVE or rule == "none":
@@ -53,8 +64,7 @@ def check_device(
         "version": decision.expected_version,
     }
     counter = _verify(assertion, proposal, decision)
-    _advance(tx, record, counter, proposal)
-    return assertion
+    return DeviceApproval(assertion, _counter_move(record, counter, proposal))
 
 
 def _verify(assertion: dict[str, Any], proposal: Proposal, decision: Decision) -> int:
@@ -72,17 +82,18 @@ def _verify(assertion: dict[str, Any], proposal: Proposal, decision: Decision) -
         raise DeviceSignatureInvalid(str(exc), proposal_id=proposal.proposal_id) from None
 
 
-def _advance(tx: SqlTransaction, record: PasskeyRecord, counter: int, proposal: Proposal) -> None:
+def _counter_move(
+    record: PasskeyRecord, counter: int, proposal: Proposal
+) -> tuple[str, int, int] | None:
     # Authenticators that keep no counter send 0 every time; any other must move forward.
     if counter == 0 and record.sign_count == 0:
-        return
-    if counter <= record.sign_count or not tx.advance_sign_count(
-        record.credential_id, record.sign_count, counter
-    ):
+        return None
+    if counter <= record.sign_count:
         raise DeviceSignatureInvalid(
             "this assertion was used before (the sign counter did not advance)",
             proposal_id=proposal.proposal_id,
         )
+    return (record.credential_id, record.sign_count, counter)
 
 
 def register_passkey(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import partial
 
 from signoff._canonical import fingerprint
 from signoff._clock import from_micros
@@ -18,6 +20,7 @@ from signoff.exceptions import (
     AlreadyConsumed,
     ApproverRevoked,
     ArgsMismatch,
+    AttemptsExhausted,
     AudienceMismatch,
     IdempotencyKeyInFlight,
     IdempotencyKeyReused,
@@ -28,23 +31,23 @@ from signoff.exceptions import (
     Revoked,
     SubjectMismatch,
     TokenExpired,
+    VersionConflict,
 )
-from signoff.gate._attempt import ConsentEnded, run_attempt
+from signoff.gate._attempt import call_and_finish, started_event
 from signoff.gate._circle import load_visible, load_visible_execution
 from signoff.gate._context import (
-    Fallback,
+    READ_ATTEMPTS,
     GateContext,
     check_digest,
     idempotency_scope,
     log,
-    write_fast,
 )
 from signoff.gate._freshness import check_fresh
 from signoff.gate._hooks import HookPoint
 from signoff.gate._policy import approvers_who_lost_role
 from signoff.gate._receipts import result_for
 from signoff.gate._signed import Presented, find_token, present
-from signoff.store._sql import IdempotencyRecord, SqlTransaction, TokenRecord
+from signoff.store._sql import ConsumeWrite, PremiseFailed, SqlTransaction, TokenRecord, audit_entry
 
 MAX_KEY_LENGTH = 255
 MAX_TOKEN_LENGTH = 4096  # a signed (JWS) token is ~800 characters
@@ -54,6 +57,8 @@ MAX_TOKEN_LENGTH = 4096  # a signed (JWS) token is ~800 characters
 class _Verified:
     proposal: Proposal
     token: TokenRecord
+    roles: dict[tuple[str, str, str], bool | None]
+    """The role entries the checks read: premises of the consuming write."""
 
 
 def execute(
@@ -70,51 +75,58 @@ def execute(
         raise InvalidRequest(f"an idempotency key has 1 to {MAX_KEY_LENGTH} characters")
     presented = present(ctx, token)
     print_ = fingerprint("execute", {"proposal_id": proposal_id, "token_hash": presented.identity})
-    with ctx.store.read() as tx:
-        if idempotency_key is not None:
-            replay = _replay(ctx, tx, principal, idempotency_key, print_)
+    request = _Request(principal, proposal_id, presented, idempotency_key, print_)
+    for _ in range(READ_ATTEMPTS):
+        verified = _read(ctx, request)
+        if isinstance(verified, ExecutionResult):
+            return verified  # a replay of this Idempotency-Key
+        tool = ctx.catalog.get(verified.proposal.tool)
+        args = tool.load(verified.proposal.arguments)
+        try:
+            # Re-read the business state outside any transaction: refuse before consuming.
+            state = check_fresh(ctx, verified.proposal, principal)
+        except Refusal:
+            # A racing winner may have consumed the token and moved the state meanwhile:
+            # the loser is told `already_consumed`, not a misleading state refusal.
+            _read(ctx, dataclasses.replace(request, key=None))
+            raise
+        try:
+            running = ctx.write(
+                partial(_consume_and_start, ctx, request, verified), one_statement=True
+            )
+        except PremiseFailed:
+            continue  # something moved since the read: read again, answer from what is there
+        ctx.hooks(HookPoint.AFTER_CONSUME, running)
+        return call_and_finish(ctx, verified.proposal, running, args, state)
+    raise VersionConflict("the confirmation kept changing; try again", proposal_id=proposal_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    principal: Principal
+    proposal_id: str
+    presented: Presented
+    key: str | None
+    print_: str
+
+
+def _read(ctx: GateContext, request: _Request) -> ExecutionResult | _Verified:
+    """A replay's first answer, or every binding verified on what one read finds."""
+    principal, presented, key = request.principal, request.presented, request.key
+    scope = idempotency_scope(principal)
+    with ctx.store.peek() as tx:
+        tx.read_for_execution(
+            principal.tenant,
+            request.proposal_id,
+            token_hash=None if presented.claims else presented.identity,
+            token_id=presented.claims.jti if presented.claims else None,
+            idempotency=None if key is None else (scope, key),
+        )
+        if key is not None:
+            replay = _replay(ctx, tx, principal, key, request.print_)
             if replay is not None:
                 return replay
-        verified = _verify(ctx, tx, principal, proposal_id, presented, ctx.now_micros())
-    # Re-read the business state outside any transaction: refuse before consuming.
-    tool = ctx.catalog.get(verified.proposal.tool)
-    args = tool.load(verified.proposal.arguments)
-    try:
-        state = check_fresh(ctx, verified.proposal, principal)
-    except Refusal:
-        # A racing winner may have consumed the token and moved the state meanwhile:
-        # the loser is told `already_consumed`, not a misleading state refusal.
-        with ctx.store.read() as tx:
-            _verify(ctx, tx, principal, proposal_id, presented, ctx.now_micros())
-        raise
-
-    def consume(tx: SqlTransaction) -> Execution | ExecutionResult:
-        now = ctx.now_micros()
-        if idempotency_key is not None:
-            replay = _replay(ctx, tx, principal, idempotency_key, print_)
-            if replay is not None:
-                return replay
-        v = _verify(ctx, tx, principal, proposal_id, presented, now)
-        return _consume(ctx, tx, principal, v, now, idempotency_key, print_)
-
-    def consume_fast(tx: SqlTransaction) -> Execution | ExecutionResult:
-        # Verified in the read transaction above; the conditional updates in
-        # _consume fail (and `consume` answers instead) if anything changed since.
-        now = ctx.now_micros()
-        if now >= verified.token.expires_at or approvers_who_lost_role(
-            verified.proposal, ctx.directory_in(tx)
-        ):
-            raise Fallback
-        return _consume(ctx, tx, principal, verified, now, idempotency_key, print_, fast=True)
-
-    consumed = write_fast(ctx, consume_fast, consume)
-    if isinstance(consumed, ExecutionResult):
-        return consumed
-    ctx.hooks(HookPoint.AFTER_CONSUME, consumed)
-    try:
-        return run_attempt(ctx, verified.proposal, consumed, args, state)
-    except ConsentEnded as ended:
-        raise ended.refusal from None
+        return _verify(ctx, tx, principal, request.proposal_id, presented, ctx.now_micros())
 
 
 def _replay(
@@ -169,7 +181,10 @@ def _verify(
         raise ApproverRevoked(
             "an approver no longer holds the required role", proposal_id=proposal_id, approvers=lost
         )
-    return _Verified(proposal, token)
+    max_attempts = ctx.catalog.get(proposal.tool).max_attempts
+    if max_attempts < 1:
+        raise AttemptsExhausted("this tool allows no attempt", proposal_id=proposal_id, attempts=0)
+    return _Verified(proposal, token, tx.roles_read())
 
 
 def _check_token_state(
@@ -195,66 +210,63 @@ def _check_token_state(
         )
 
 
-def _consume(
-    ctx: GateContext,
-    tx: SqlTransaction,
-    principal: Principal,
-    v: _Verified,
-    now: int,
-    key: str | None,
-    print_: str,
-    *,
-    fast: bool = False,
+def _consume_and_start(
+    ctx: GateContext, request: _Request, v: _Verified, tx: SqlTransaction
 ) -> Execution:
-    pid = v.proposal.proposal_id
-    if not tx.consume_token(v.token.token_id, now):
-        if fast:
-            raise Fallback
-        raise AlreadyConsumed("this confirmation token was already used", proposal_id=pid)
-    if not tx.transition_proposal(
-        pid, from_statuses=(ProposalStatus.CONFIRMED,), to=ProposalStatus.EXECUTING, now=now
-    ):
-        if fast:
-            raise Fallback
-        raise InvalidState("the proposal left the confirmed state", proposal_id=pid)
+    """Consume the token and start the first attempt: one write, on the read's premises.
+
+    Consent for this attempt (PROTOCOL rule 11) is what ``_verify`` checked — unexpired,
+    unrevoked, approvers still in their role — and the write holds it to that: the token
+    moves ``issued → consumed`` only while unexpired, and the role entries read then must
+    read the same.
+    """
+    # Asked again as the write starts; a store directory's entries are premises instead.
+    outside = ctx.directory is not None and not ctx.directory_in_store
+    if outside and approvers_who_lost_role(v.proposal, ctx.directory):
+        raise PremiseFailed("role_entries")
+    now = ctx.now_micros()
     moment = from_micros(now)
-    execution = Execution(
+    pid, principal = v.proposal.proposal_id, request.principal
+    running = Execution(
         execution_id=ctx.minter.new_id("exe_"),
         proposal_id=pid,
         tenant=v.proposal.tenant,
         token_id=v.token.token_id,
         request_key=v.proposal.request_key,
-        status=ExecutionStatus.PREPARED,
-        attempts=0,
+        status=ExecutionStatus.RUNNING,
+        attempts=1,
         provider_reference=None,
         error_code=None,
         error_message=None,
         created_at=moment,
         updated_at=moment,
-        # The consuming worker holds the execution; a reconciler waits until this lapses.
+        # This worker holds the execution; a reconciler waits until the lease lapses.
         lease_until=from_micros(now + int(ctx.lease.total_seconds() * 1_000_000)),
     )
-    tx.insert_execution(execution)
-    if key is not None:
-        tx.insert_idempotency(
-            principal.tenant,
-            idempotency_scope(principal),
-            key,
-            IdempotencyRecord("execute", print_, "done", pid, execution.execution_id, None),
-            now,
+    key = request.key
+    scope = idempotency_scope(principal)
+    tx.consume_and_start(
+        ConsumeWrite(
+            token_id=v.token.token_id,
+            now=now,
+            roles=v.roles,
+            idempotency=None if key is None else (principal.tenant, scope, key, request.print_),
+            execution=running,
+            consumed=audit_entry(
+                tenant=running.tenant,
+                at=now,
+                kind="token.consumed",
+                proposal_id=pid,
+                execution_id=running.execution_id,
+                actor=principal.label(),
+                data={
+                    "token_id": v.token.token_id,
+                    "args_digest": v.token.args_digest,
+                    "request_key": running.request_key,
+                },
+            ),
+            started=started_event(running, now),
         )
-    tx.append_audit(
-        tenant=v.proposal.tenant,
-        at=now,
-        kind="token.consumed",
-        proposal_id=pid,
-        execution_id=execution.execution_id,
-        actor=principal.label(),
-        data={
-            "token_id": v.token.token_id,
-            "args_digest": v.token.args_digest,
-            "request_key": execution.request_key,
-        },
     )
-    log.info("token for %s consumed by execution %s", pid, execution.execution_id)
-    return execution
+    log.info("token for %s consumed by execution %s", pid, running.execution_id)
+    return running

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from signoff._clock import Clock, RandomSource, SystemClock, SystemRandom, to_micros
-from signoff._directory import RoleDirectory
+from signoff._directory import RoleDirectory, TransactionalDirectory
 from signoff._model import (
     Decision,
     DecisionResult,
@@ -89,6 +89,7 @@ class Gate:
             hooks=hooks or no_hooks,
             surfaces=tuple(surfaces),
             proof=proof,
+            directory_in_store=isinstance(directory, TransactionalDirectory),
         )
 
     @property

@@ -10,7 +10,8 @@ from signoff._model import Execution
 
 class HookPoint(enum.StrEnum):
     AFTER_CONSUME = "after_consume"
-    """The token is consumed and the execution is ``prepared``; the provider was not called."""
+    """The token is consumed and the first attempt started in the same write (``running``,
+    lease taken); the provider was not called."""
     BEFORE_PROVIDER_CALL = "before_provider_call"
     """The execution is ``running`` (lease taken); the provider is about to be called."""
     AFTER_PROVIDER_SUCCESS = "after_provider_success"

@@ -13,7 +13,7 @@ from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.catalog._types import Clarification, Preview
 from signoff.exceptions import ClarificationNeeded, InvalidRequest
 from signoff.gate._context import GateContext, log
-from signoff.store._sql import SqlTransaction
+from signoff.store._sql import audit_entry
 
 MAX_RATIONALE = 4000
 
@@ -64,29 +64,25 @@ def propose(
         created_at=now,
         expires_at=now + tool.ttl,
     )
-
-    def insert(tx: SqlTransaction) -> None:
-        tx.insert_proposal(proposal)
-        tx.append_audit(
-            tenant=proposal.tenant,
-            at=to_micros(now),
-            kind="proposal.created",
-            proposal_id=proposal.proposal_id,
-            actor=principal.label(),
-            data={
-                "tool": proposal.tool,
-                "tool_version": proposal.tool_version,
-                "args_digest": proposal.args_digest,
-                "resource_id": proposal.resource_id,
-                "state_version": proposal.state_version,
-                "risk": proposal.risk.level.value,
-                "policy": proposal.policy,
-                "preview_digest": _digest_of(proposal.preview.to_dict()),
-                "expires_at": to_micros(proposal.expires_at),
-            },
-        )
-
-    ctx.write(insert)
+    event = audit_entry(
+        tenant=proposal.tenant,
+        at=to_micros(now),
+        kind="proposal.created",
+        proposal_id=proposal.proposal_id,
+        actor=principal.label(),
+        data={
+            "tool": proposal.tool,
+            "tool_version": proposal.tool_version,
+            "args_digest": proposal.args_digest,
+            "resource_id": proposal.resource_id,
+            "state_version": proposal.state_version,
+            "risk": proposal.risk.level.value,
+            "policy": proposal.policy,
+            "preview_digest": _digest_of(proposal.preview.to_dict()),
+            "expires_at": to_micros(proposal.expires_at),
+        },
+    )
+    ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)
     log.info("proposal %s created for %s", proposal.proposal_id, proposal.tool)
     return proposal
 

@@ -76,9 +76,16 @@ def handed_token(ctx: GateContext, tx: SqlTransaction, token_id: str) -> str:
         return ctx.minter.secret(token_id)
     proposal = tx.proposal(record.tenant, record.proposal_id)
     assert proposal is not None
+    return token_for_record(ctx, record, proposal.tool_version)
+
+
+def token_for_record(ctx: GateContext, record: TokenRecord, tool_version: str) -> str:
+    """:func:`handed_token` for a record in hand (just issued): nothing is read."""
+    if ctx.proof is None or ctx.proof.form_for(record.operation) == "opaque":
+        return ctx.minter.secret(record.token_id)
     from signoff.proof import sign_confirmation
 
-    claims = _claims_of(record, proposal.tool_version, ctx.proof.issuer)
+    claims = _claims_of(record, tool_version, ctx.proof.issuer)
     return sign_confirmation(ctx.proof.keys.active_key, claims)
 
 

@@ -6,11 +6,12 @@ from signoff._clock import to_micros
 from signoff._model import Proposal
 from signoff._tokens import token_hash
 from signoff.gate._context import GateContext
-from signoff.store._sql import SqlTransaction, TokenRecord
+from signoff.store._sql import IssuedToken, TokenRecord, audit_entry
 
 
-def issue_token(ctx: GateContext, tx: SqlTransaction, proposal: Proposal, now: int) -> str:
-    """Bind a new token to subject, tenant, audience, operation, resource, digest, expiry."""
+def issued_token(ctx: GateContext, proposal: Proposal, now: int) -> IssuedToken:
+    """Bind a new token to subject, tenant, audience, operation, resource, digest, expiry;
+    the decision's write stores it (by hash) with its ``token.issued`` event."""
     token_id = ctx.minter.new_id("tok_")
     record = TokenRecord(
         token_id=token_id,
@@ -28,8 +29,7 @@ def issue_token(ctx: GateContext, tx: SqlTransaction, proposal: Proposal, now: i
         expires_at=to_micros(proposal.expires_at),
         status="issued",
     )
-    tx.insert_token(record, token_hash(ctx.minter.secret(token_id)))
-    tx.append_audit(
+    event = audit_entry(
         tenant=proposal.tenant,
         at=now,
         kind="token.issued",
@@ -45,4 +45,4 @@ def issue_token(ctx: GateContext, tx: SqlTransaction, proposal: Proposal, now: i
             "expires_at": record.expires_at,
         },
     )
-    return token_id
+    return IssuedToken(record, token_hash(ctx.minter.secret(token_id)), event)

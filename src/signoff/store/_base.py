@@ -28,6 +28,19 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def read(self) -> AbstractContextManager[SqlTransaction]: ...
 
+    def step(self) -> AbstractContextManager[SqlTransaction]:
+        """A write step whose whole write is one statement (``SqlTransaction.record_*``,
+        ``consume_and_start``): on PostgreSQL that statement commits by itself (one round
+        trip, no BEGIN or COMMIT); elsewhere an ordinary write transaction."""
+        return self.transaction()
+
+    def peek(self) -> AbstractContextManager[SqlTransaction]:
+        """A step's read before its write: each statement reads on its own (no BEGIN or
+        COMMIT where the backend allows it). For reads that one statement answers
+        (``read_for_decision``, ``read_for_execution``) and whose write re-checks what they
+        relied on; anything that needs several statements to agree uses :meth:`read`."""
+        return self.read()
+
     @abc.abstractmethod
     def migrate(self) -> int:
         """Bring the schema to the current version; return the version applied."""

@@ -6,14 +6,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import SchemaTooNew
+from signoff.store._pg_functions import FUNCTIONS
 
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 Statement = str | Mapping[str, str]
-"""Portable DDL, or one statement per dialect name where SQL differs (JSON access)."""
+"""Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
+dialect the mapping does not name has nothing to run."""
 
 MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     1: (
@@ -207,6 +209,10 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
         )""",
         "CREATE INDEX passkeys_by_person ON passkeys (tenant, subject)",
     ),
+    # PostgreSQL: each write step (propose; decide and issue; consume and start; record the
+    # outcome) as one server-side function, the audit append and its hash with it, so a
+    # step is one round trip (store/_pg_functions.py). SQLite runs the same steps in-process.
+    6: tuple({"postgresql": function} for function in FUNCTIONS),
 }
 
 
@@ -219,7 +225,9 @@ def apply_migrations(tx: SqlTransaction, current: int) -> int:
         )
     for version in range(current + 1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[version]:
-            tx.run(statement if isinstance(statement, str) else statement[tx.dialect])
+            text = statement if isinstance(statement, str) else statement.get(tx.dialect)
+            if text is not None:
+                tx.run(text)
         tx.run(
             "INSERT INTO signoff_meta (key, value) VALUES ('schema_version', ?) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -30,7 +30,7 @@ POSTGRESQL = Dialect(
     placeholder="%s",
     for_update="FOR UPDATE",
     skip_locked="FOR UPDATE SKIP LOCKED",
-    writable_cte=True,
+    step_functions=True,
 )
 # One key for every signoff migration in a database: DDL runs one migrator at a time.
 MIGRATION_LOCK = 0x5159_0FF0
@@ -67,6 +67,16 @@ class PostgresStore(Store):
     @contextmanager
     def read(self) -> Iterator[SqlTransaction]:
         with self._db.transaction(IsolationLevel.REPEATABLE_READ, read_only=True) as conn:
+            yield SqlTransaction(conn, POSTGRESQL)
+
+    @contextmanager
+    def step(self) -> Iterator[SqlTransaction]:
+        with self._db.statements() as conn:
+            yield SqlTransaction(conn, POSTGRESQL)
+
+    @contextmanager
+    def peek(self) -> Iterator[SqlTransaction]:
+        with self._db.statements() as conn:
             yield SqlTransaction(conn, POSTGRESQL)
 
     def schema_version(self) -> int:

@@ -2,11 +2,52 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from signoff._request_context import with_request_id
 from signoff.audit._chain import GENESIS, AuditEvent, event_hash
 from signoff.store._sqlbase import SqlBase, _dump
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """An event to append: ``data`` is its JSON text (the request id already in it)."""
+
+    tenant: str
+    at: int
+    kind: str
+    data: str
+    proposal_id: str | None = None
+    execution_id: str | None = None
+    actor: str | None = None
+
+    def params(self) -> tuple[str, int, str, str | None, str | None, str | None, str]:
+        """In the order the server-side functions take them (migration 6)."""
+        return (
+            self.tenant,
+            self.at,
+            self.kind,
+            self.proposal_id,
+            self.execution_id,
+            self.actor,
+            self.data,
+        )
+
+
+def audit_entry(
+    *,
+    tenant: str,
+    at: int,
+    kind: str,
+    data: dict[str, Any],
+    proposal_id: str | None = None,
+    execution_id: str | None = None,
+    actor: str | None = None,
+) -> AuditEntry:
+    return AuditEntry(
+        tenant, at, kind, _dump(with_request_id(data)), proposal_id, execution_id, actor
+    )
 
 
 class AuditQueries(SqlBase):
@@ -22,6 +63,29 @@ class AuditQueries(SqlBase):
         actor: str | None = None,
     ) -> None:
         """Append to the tenant's chain; the head row lock orders concurrent writers."""
+        self.append(
+            audit_entry(
+                tenant=tenant,
+                at=at,
+                kind=kind,
+                data=data,
+                proposal_id=proposal_id,
+                execution_id=execution_id,
+                actor=actor,
+            )
+        )
+
+    def append(self, entry: AuditEntry) -> None:
+        if self._dialect.step_functions:
+            # The server locks the head, hashes (JCS, as audit._chain) and appends.
+            row = self.run(
+                "SELECT new_seq, new_hash FROM signoff_append_audit("
+                "?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text)",
+                entry.params(),
+            ).fetchone()
+            self._heads[entry.tenant] = (row[0], row[1])
+            return
+        tenant = entry.tenant
         head = self._heads.get(tenant) or self._audit_head(tenant)
         if head is None:
             # The tenant's first event. A concurrent first append waits on this insert,
@@ -35,30 +99,25 @@ class AuditQueries(SqlBase):
             assert head is not None
         seq, prev = head
         seq += 1
-        payload = _dump(with_request_id(data))
+        e = entry
         digest = event_hash(
             tenant=tenant,
             seq=seq,
-            at=at,
-            kind=kind,
-            proposal_id=proposal_id,
-            execution_id=execution_id,
-            actor=actor,
-            data=payload,
+            at=e.at,
+            kind=e.kind,
+            proposal_id=e.proposal_id,
+            execution_id=e.execution_id,
+            actor=e.actor,
+            data=e.data,
             prev_hash=prev,
         )
-        insert = (
+        row = (tenant, seq, e.at, e.kind, e.proposal_id, e.execution_id, e.actor, e.data, prev)
+        self.run(
             "INSERT INTO audit_events (tenant, seq, at, kind, proposal_id, execution_id, actor, "
-            "data, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?)"
+            "data, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (*row, digest),
         )
-        event = (tenant, seq, at, kind, proposal_id, execution_id, actor, payload, prev, digest)
-        advance = "UPDATE audit_heads SET seq = ?, hash = ? WHERE tenant = ?"
-        if self._dialect.writable_cte:
-            # One round trip fewer while this tenant's head row is locked.
-            self.run(f"WITH appended AS ({insert}) {advance}", (*event, seq, digest, tenant))
-        else:
-            self.run(insert, event)
-            self.run(advance, (seq, digest, tenant))
+        self.run("UPDATE audit_heads SET seq = ?, hash = ? WHERE tenant = ?", (seq, digest, tenant))
         self._heads[tenant] = (seq, digest)
 
     def _audit_head(self, tenant: str) -> tuple[int, str] | None:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from signoff.store._sqlbase import SqlBase
 
+IDEMPOTENCY_COLUMNS = "operation, fingerprint, state, proposal_id, execution_id, token_id"
+
 
 @dataclass(frozen=True, slots=True)
 class IdempotencyRecord:
@@ -19,8 +21,11 @@ class IdempotencyRecord:
 
 class IdempotencyQueries(SqlBase):
     def idempotency(self, tenant: str, actor: str, key: str) -> IdempotencyRecord | None:
+        known = ("idempotency", tenant, actor, key)
+        if known in self._known:
+            return self._known[known]  # type: ignore[no-any-return]
         row = self.run(
-            "SELECT operation, fingerprint, state, proposal_id, execution_id, token_id "
+            f"SELECT {IDEMPOTENCY_COLUMNS} "
             "FROM idempotency_keys WHERE tenant = ? AND actor = ? AND idem_key = ?",
             (tenant, actor, key),
         ).fetchone()

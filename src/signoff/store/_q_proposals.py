@@ -60,35 +60,13 @@ class ProposalQueries(SqlBase):
         self.run(
             f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}, updated_at, required_role, "
             "requester_confirms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                p.proposal_id,
-                p.action_id,
-                p.tenant,
-                p.requester_subject,
-                p.requester_actor,
-                p.tool,
-                p.tool_version,
-                _dump(p.arguments),
-                p.args_digest,
-                p.resource_id,
-                p.state_version,
-                _dump(p.state),
-                _dump(p.risk.to_dict()),
-                _dump(p.policy),
-                _dump(p.preview.to_dict()),
-                p.rationale,
-                p.request_key,
-                p.status.value,
-                p.version,
-                to_micros(p.created_at),
-                to_micros(p.expires_at),
-                to_micros(p.created_at),
-                p.required_role,
-                1 if p.policy.get("requester_confirms") else 0,
-            ),
+            proposal_row(p),
         )
 
     def proposal(self, tenant: str, proposal_id: str) -> Proposal | None:
+        known = ("proposal", tenant, proposal_id)
+        if known in self._known:
+            return self._known[known]  # type: ignore[no-any-return]
         # One statement: the proposal on every row, with one row per decision (or none).
         rows = self.run(
             f"SELECT {_PROPOSAL_COLUMNS_P}, {_APPROVAL_COLUMNS_D} FROM proposals p "
@@ -218,6 +196,37 @@ class ProposalQueries(SqlBase):
             (proposal_id,),
         ).fetchall()
         return tuple(_approval(row) for row in rows)
+
+
+def proposal_row(p: Proposal) -> tuple[Any, ...]:
+    """The proposal's columns in :data:`_PROPOSAL_COLUMNS` order, then ``updated_at``,
+    ``required_role`` and ``requester_confirms``."""
+    return (
+        p.proposal_id,
+        p.action_id,
+        p.tenant,
+        p.requester_subject,
+        p.requester_actor,
+        p.tool,
+        p.tool_version,
+        _dump(p.arguments),
+        p.args_digest,
+        p.resource_id,
+        p.state_version,
+        _dump(p.state),
+        _dump(p.risk.to_dict()),
+        _dump(p.policy),
+        _dump(p.preview.to_dict()),
+        p.rationale,
+        p.request_key,
+        p.status.value,
+        p.version,
+        to_micros(p.created_at),
+        to_micros(p.expires_at),
+        to_micros(p.created_at),
+        p.required_role,
+        1 if p.policy.get("requester_confirms") else 0,
+    )
 
 
 def _proposal(row: Sequence[Any], approvals: tuple[Approval, ...]) -> Proposal:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from signoff.store._sqlbase import SqlBase
+from signoff.store._sqlbase import RoleKey, SqlBase
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +23,29 @@ class RoleGrant:
 
 class RoleQueries(SqlBase):
     def role_entry(self, tenant: str, subject: str, role: str) -> bool | None:
-        """True if granted, False if revoked, None if the directory has never heard of it."""
-        row = self.run(
-            "SELECT revoked FROM role_grants WHERE tenant = ? AND subject = ? AND role = ?",
-            (tenant, subject, role),
-        ).fetchone()
-        return None if row is None else not row[0]
+        """True if granted, False if revoked, None if the directory has never heard of it.
+
+        Every answer is remembered (:meth:`roles_read`): a write step that relies on it
+        checks that the entry still reads the same.
+        """
+        key = (tenant, subject, role)
+        if key in self._roles_known:
+            entry = self._roles_known[key]
+        else:
+            row = self.run(
+                "SELECT revoked FROM role_grants WHERE tenant = ? AND subject = ? AND role = ?",
+                key,
+            ).fetchone()
+            entry = None if row is None else not row[0]
+        self._roles_read[key] = entry
+        return entry
+
+    def roles_read(self) -> dict[RoleKey, bool | None]:
+        """The role entries this transaction read, as they read."""
+        return dict(self._roles_read)
+
+    def _know_role(self, key: RoleKey, revoked: int | None) -> None:
+        self._roles_known[key] = None if revoked is None else not revoked
 
     def set_role(self, entry: RoleGrant) -> bool:
         """Grant or revoke; False when the entry already said so (nothing changed)."""

@@ -6,6 +6,11 @@ from dataclasses import dataclass
 
 from signoff.store._sqlbase import SqlBase
 
+TOKEN_COLUMNS = (
+    "token_id, proposal_id, tenant, subject, actor, audience, operation, "  # noqa: S105
+    "resource_id, args_digest, policy_version, request_key, issued_at, expires_at, status"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class TokenRecord:
@@ -51,10 +56,11 @@ class TokenQueries(SqlBase):
         )
 
     def token_by_hash(self, token_hash: str) -> TokenRecord | None:
+        known = ("token_hash", token_hash)
+        if known in self._known:
+            return self._known[known]  # type: ignore[no-any-return]
         row = self.run(
-            "SELECT token_id, proposal_id, tenant, subject, actor, audience, operation, "
-            "resource_id, args_digest, policy_version, request_key, issued_at, expires_at, "
-            "status FROM tokens WHERE token_hash = ?",
+            f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE token_hash = ?",
             (token_hash,),
         ).fetchone()
         return None if row is None else TokenRecord(*row)
@@ -87,10 +93,11 @@ class TokenQueries(SqlBase):
         )
 
     def token(self, token_id: str) -> TokenRecord | None:
+        known = ("token_id", token_id)
+        if known in self._known:
+            return self._known[known]  # type: ignore[no-any-return]
         row = self.run(
-            "SELECT token_id, proposal_id, tenant, subject, actor, audience, operation, "
-            "resource_id, args_digest, policy_version, request_key, issued_at, expires_at, "
-            "status FROM tokens WHERE token_id = ?",
+            f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE token_id = ?",
             (token_id,),
         ).fetchone()
         return None if row is None else TokenRecord(*row)

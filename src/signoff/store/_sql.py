@@ -8,20 +8,30 @@ Read Committed. Statements are written with ``?`` placeholders; a backend's
 
 from __future__ import annotations
 
-from signoff.store._q_audit import AuditQueries
+from signoff.store._q_audit import AuditEntry, AuditQueries, audit_entry
 from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
 from signoff.store._q_passkeys import PasskeyQueries, PasskeyRecord
 from signoff.store._q_proposals import Circle, ProposalQueries
+from signoff.store._q_reads import StepReads
 from signoff.store._q_refusals import RefusalQueries
 from signoff.store._q_roles import RoleGrant, RoleQueries
+from signoff.store._q_steps import (
+    ConsumeWrite,
+    DecisionWrite,
+    IssuedToken,
+    OutcomeWrite,
+    StepQueries,
+)
 from signoff.store._q_tokens import TokenQueries, TokenRecord
-from signoff.store._sqlbase import Connection, Cursor, Dialect
+from signoff.store._sqlbase import Connection, Cursor, Dialect, PremiseFailed
 
 
 class SqlTransaction(
+    StepQueries,
+    StepReads,
     ProposalQueries,
     TokenQueries,
     ExecutionQueries,
@@ -37,15 +47,22 @@ class SqlTransaction(
 
 
 __all__ = [
+    "AuditEntry",
     "CheckpointRecord",
     "Circle",
     "Connection",
+    "ConsumeWrite",
     "Cursor",
+    "DecisionWrite",
     "DeliveryRecord",
     "Dialect",
     "IdempotencyRecord",
+    "IssuedToken",
+    "OutcomeWrite",
     "PasskeyRecord",
+    "PremiseFailed",
     "RoleGrant",
     "SqlTransaction",
     "TokenRecord",
+    "audit_entry",
 ]

@@ -27,13 +27,31 @@ class Dialect:
     placeholder: str
     for_update: str
     skip_locked: str
-    writable_cte: bool = False
-    """``WITH x AS (INSERT …) UPDATE …`` runs both in one statement (PostgreSQL)."""
+    step_functions: bool = False
+    """Each write step is one call of a server-side function (PostgreSQL, migration 6)."""
 
     def sql(self, statement: str) -> str:
         if self.placeholder == "?":
             return statement
         return statement.replace("?", self.placeholder)
+
+
+class PremiseFailed(Exception):
+    """A write step found that what its read relied on changed since: nothing was written.
+
+    The conditional updates and inserts of a step (a version, a token still
+    ``issued``, an idempotency key still free, role entries as they were read)
+    are its premises; when one does not hold, the step's transaction rolls back
+    and the caller reads again, answering from what is there now.
+    """
+
+    def __init__(self, premise: str) -> None:
+        super().__init__(f"premise no longer holds: {premise}")
+        self.premise = premise
+
+
+RoleKey = tuple[str, str, str]
+"""(tenant, subject, role)."""
 
 
 class SqlBase:
@@ -44,6 +62,13 @@ class SqlBase:
         self._dialect = dialect
         self._heads: dict[str, tuple[int, str]] = {}
         """Chain heads this transaction appended to: a second append needs no head read."""
+        self._roles_read: dict[RoleKey, bool | None] = {}
+        """Role entries read here (granted, revoked, never heard of): a later write's premises."""
+        self._roles_known: dict[RoleKey, bool | None] = {}
+        """Role entries a combined read already fetched: answered without a statement."""
+        self._known: dict[tuple[str, ...], Any] = {}
+        """Rows a combined read already fetched (proposal, token, idempotency record),
+        by what a later read would ask for: answered without a statement."""
 
     @property
     def dialect(self) -> str:

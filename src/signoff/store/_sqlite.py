@@ -37,6 +37,11 @@ class SQLiteStore(Store):
         with self._file.read() as conn:
             yield SqlTransaction(conn, SQLITE)
 
+    @contextmanager
+    def peek(self) -> Iterator[SqlTransaction]:
+        with self._file.statements() as conn:
+            yield SqlTransaction(conn, SQLITE)
+
     def schema_version(self) -> int:
         with self.read() as tx:
             return _schema_version(tx)
