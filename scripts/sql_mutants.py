@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STORE = "src/signoff/store/"
 CONTRACT = "tests/test_store_contract.py"
 RACES = "tests/test_races.py"
+STEPS = "tests/test_step_premises.py"
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,25 @@ MUTANTS = (
         (CONTRACT + "::test_one_decision_per_person_and_proposal",),
     ),
     Mutant(
-        "consume_token without AND status = 'issued'",
-        STORE + "_q_tokens.py",
-        "\"WHERE token_id = ? AND status = 'issued'\",",
-        '"WHERE token_id = ?",',
-        (CONTRACT, RACES, "tests/test_execute.py", "tests/test_pg_races.py"),
+        "consume and start without AND status = 'issued' (SQLite)",
+        STORE + "_q_steps.py",
+        "\"WHERE token_id = ? AND status = 'issued' AND expires_at > ?\",",
+        '"WHERE token_id = ? AND expires_at > ?",',
+        (STEPS, CONTRACT, RACES, "tests/test_execute.py"),
+    ),
+    Mutant(
+        "consume and start without AND status = 'issued' (PostgreSQL)",
+        STORE + "_pg_functions.py",
+        "WHERE token_id = p_token_id AND status = 'issued' AND expires_at > p_now;",
+        "WHERE token_id = p_token_id AND expires_at > p_now;",
+        (STEPS, "tests/test_pg_races.py"),
+    ),
+    Mutant(
+        "consume and start after the confirmation expired (SQLite)",
+        STORE + "_q_steps.py",
+        "\"WHERE token_id = ? AND status = 'issued' AND expires_at > ?\",",
+        "\"WHERE token_id = ? AND status = 'issued' AND ? > 0\",",
+        (STEPS, "tests/test_faults.py"),
     ),
     Mutant(
         "revoke_token revokes a consumed token too",
@@ -101,11 +116,33 @@ MUTANTS = (
         "proposal can never be revoked",
     ),
     Mutant(
-        "transition_proposal ignores expected_version",
-        STORE + "_q_proposals.py",
-        'sql += " AND version = ?"\n            params.append(expected_version)',
-        "pass",
-        (CONTRACT, RACES, "tests/test_decide.py", "tests/test_pg_races.py"),
+        "a decision ignores the version it was checked against (SQLite)",
+        STORE + "_q_steps.py",
+        "\"WHERE proposal_id = ? AND status = 'awaiting_confirmation' AND version = ? \"",
+        "\"WHERE proposal_id = ? AND status = 'awaiting_confirmation' AND ? > 0 \"",
+        (STEPS, RACES, "tests/test_decide.py"),
+    ),
+    Mutant(
+        "a decision ignores the version it was checked against (PostgreSQL)",
+        STORE + "_pg_functions.py",
+        "AND version = p_expected_version AND expires_at > p_now;",
+        "AND expires_at > p_now;",
+        (STEPS, "tests/test_pg_races.py"),
+    ),
+    Mutant(
+        "a write whose role entries changed since its read goes ahead (SQLite)",
+        STORE + "_q_steps.py",
+        '            if (None if row is None else not row[0]) is not entry:\n'
+        '                raise PremiseFailed("role_entries")',
+        "            pass",
+        (STEPS,),
+    ),
+    Mutant(
+        "a write whose role entries changed since its read goes ahead (PostgreSQL)",
+        STORE + "_pg_functions.py",
+        "'none') <> r.entry",
+        "'none') = 'never'",
+        (STEPS,),
     ),
     Mutant(
         "transition_proposal ignores the current status",
@@ -131,8 +168,15 @@ MUTANTS = (
     Mutant(
         "a revoked directory entry still grants the role",
         STORE + "_q_roles.py",
-        "return None if row is None else not row[0]",
-        "return None if row is None else True",
+        "entry = None if row is None else not row[0]",
+        "entry = None if row is None else True",
+        ("tests/test_roles.py", "tests/http/test_consent_server.py"),
+    ),
+    Mutant(
+        "a revoked directory entry read ahead still grants the role",
+        STORE + "_q_roles.py",
+        "self._roles_known[key] = None if revoked is None else not revoked",
+        "self._roles_known[key] = None if revoked is None else True",
         ("tests/test_roles.py", "tests/http/test_consent_server.py"),
     ),
     Mutant(

@@ -149,7 +149,6 @@ class ProposalQueries(SqlBase):
         from_statuses: Iterable[ProposalStatus],
         to: ProposalStatus,
         now: int,
-        expected_version: int | None = None,
     ) -> bool:
         """Move the proposal if it is still in one of ``from_statuses``; True if we won."""
         sources = [s.value for s in from_statuses]
@@ -158,9 +157,6 @@ class ProposalQueries(SqlBase):
             f"WHERE proposal_id = ? AND status IN ({','.join('?' * len(sources))})"
         )
         params: list[Any] = [to.value, now, proposal_id, *sources]
-        if expected_version is not None:
-            sql += " AND version = ?"
-            params.append(expected_version)
         return self.run(sql, params).rowcount == 1
 
     def due_proposals(self, now: int, statuses: Sequence[ProposalStatus]) -> list[tuple[str, str]]:

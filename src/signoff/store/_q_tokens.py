@@ -72,17 +72,6 @@ class TokenQueries(SqlBase):
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def consume_token(self, token_id: str, now: int) -> bool:
-        # The single winner of `issued -> consumed`: every other caller sees rowcount 0.
-        return (
-            self.run(
-                "UPDATE tokens SET status = 'consumed', consumed_at = ? "
-                "WHERE token_id = ? AND status = 'issued'",
-                (now, token_id),
-            ).rowcount
-            == 1
-        )
-
     def revoke_token(self, proposal_id: str) -> bool:
         return (
             self.run(
