@@ -75,3 +75,21 @@ def test_non_ascii_keys_and_subclasses_fall_back() -> None:
     assert canonical_json({"\U0001f600": 1, "\uff61": 2}) == rfc8785.dumps(
         {"\U0001f600": 1, "\uff61": 2}
     )
+
+
+flat_values = st.none() | st.text() | st.integers() | st.integers(min_value=-SAFE, max_value=SAFE)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(ascii_keys, flat_values, max_size=9))
+def test_canonical_flat_equals_canonical_json(value: dict[str, Any]) -> None:
+    """The audit hash's shortcut writes canonical_json's bytes, or refuses as it does."""
+    from signoff._canonical import canonical_flat
+
+    try:
+        expected = canonical_json(value)
+    except InvalidArguments:
+        with pytest.raises(InvalidArguments):
+            canonical_flat(value)
+        return
+    assert canonical_flat(value) == expected

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from signoff._canonical import canonical_json, sha256_hex
+from signoff._canonical import canonical_flat, sha256_hex
 
 GENESIS = "0" * 64
 
@@ -61,21 +61,18 @@ def event_hash(
     data: str,
     prev_hash: str,
 ) -> str:
-    return sha256_hex(
-        canonical_json(
-            {
-                "tenant": tenant,
-                "seq": seq,
-                "at": at,
-                "kind": kind,
-                "proposal_id": proposal_id,
-                "execution_id": execution_id,
-                "actor": actor,
-                "data": data,
-                "prev_hash": prev_hash,
-            }
-        )
-    )
+    document: dict[str, str | int | None] = {
+        "tenant": tenant,
+        "seq": seq,
+        "at": at,
+        "kind": kind,
+        "proposal_id": proposal_id,
+        "execution_id": execution_id,
+        "actor": actor,
+        "data": data,
+        "prev_hash": prev_hash,
+    }
+    return sha256_hex(canonical_flat(document))
 
 
 @dataclass(frozen=True, slots=True)

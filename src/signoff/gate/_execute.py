@@ -75,7 +75,8 @@ def execute(
         raise InvalidRequest(f"an idempotency key has 1 to {MAX_KEY_LENGTH} characters")
     presented = present(ctx, token)
     print_ = fingerprint("execute", {"proposal_id": proposal_id, "token_hash": presented.identity})
-    request = _Request(principal, proposal_id, presented, idempotency_key, print_)
+    scope = idempotency_scope(principal)
+    request = _Request(principal, proposal_id, presented, idempotency_key, print_, scope)
     for _ in range(READ_ATTEMPTS):
         verified = _read(ctx, request)
         if isinstance(verified, ExecutionResult):
@@ -84,7 +85,7 @@ def execute(
         args = tool.load(verified.proposal.arguments)
         try:
             # Re-read the business state outside any transaction: refuse before consuming.
-            state = check_fresh(ctx, verified.proposal, principal)
+            state = check_fresh(ctx, verified.proposal, principal, args)
         except Refusal:
             # A racing winner may have consumed the token and moved the state meanwhile:
             # the loser is told `already_consumed`, not a misleading state refusal.
@@ -108,19 +109,20 @@ class _Request:
     presented: Presented
     key: str | None
     print_: str
+    scope: str
+    """The Idempotency-Key's scope: (tenant,) person, agent-or-none."""
 
 
 def _read(ctx: GateContext, request: _Request) -> ExecutionResult | _Verified:
     """A replay's first answer, or every binding verified on what one read finds."""
     principal, presented, key = request.principal, request.presented, request.key
-    scope = idempotency_scope(principal)
     with ctx.store.peek() as tx:
         tx.read_for_execution(
             principal.tenant,
             request.proposal_id,
             token_hash=None if presented.claims else presented.identity,
             token_id=presented.claims.jti if presented.claims else None,
-            idempotency=None if key is None else (scope, key),
+            idempotency=None if key is None else (request.scope, key),
         )
         if key is not None:
             replay = _replay(ctx, tx, principal, key, request.print_)
@@ -243,8 +245,7 @@ def _consume_and_start(
         # This worker holds the execution; a reconciler waits until the lease lapses.
         lease_until=from_micros(now + int(ctx.lease.total_seconds() * 1_000_000)),
     )
-    key = request.key
-    scope = idempotency_scope(principal)
+    key, scope = request.key, request.scope
     tx.consume_and_start(
         ConsumeWrite(
             token_id=v.token.token_id,

@@ -9,6 +9,8 @@ complaint about arguments that were valid when proposed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from signoff._model import Principal, Proposal
 from signoff.catalog._types import ResourceState
 from signoff.exceptions import ArgsMismatch, Refusal, StateChanged
@@ -20,12 +22,17 @@ def requester_of(proposal: Proposal) -> Principal:
 
 
 def check_fresh(
-    ctx: GateContext, proposal: Proposal, principal: Principal | None = None
+    ctx: GateContext, proposal: Proposal, principal: Principal | None = None, args: Any = None
 ) -> ResourceState:
-    """Read the state again (outside any transaction); refuse if it moved since the preview."""
+    """Read the state again (outside any transaction); refuse if it moved since the preview.
+
+    ``args``: the proposal's arguments already loaded (``tool.load``), if the caller has them.
+    """
     tool = ctx.catalog.get(proposal.tool)
+    if args is None:
+        args = tool.load(proposal.arguments)
     try:
-        state = tool.read_state(tool.load(proposal.arguments), principal or requester_of(proposal))
+        state = tool.read_state(args, principal or requester_of(proposal))
     except Refusal as exc:
         raise StateChanged(
             f"the business state changed since the preview: {exc.message}",
