@@ -7,9 +7,12 @@ refused; identity never comes from a request body.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import jwt
@@ -23,6 +26,12 @@ from signoff.identity._issuer import TrustedIssuer
 from signoff.identity._keys import StaticKeys, VerificationKey
 
 MAX_TOKEN_CHARS = 8192
+REMEMBERED_TOKENS = 512
+REMEMBER_FOR = timedelta(seconds=30)
+"""How long a verified token is answered without verifying again (never past its ``exp``).
+
+Shorter than the time a JWKS key set is trusted after a fetch, so remembering a
+verification never trusts a key longer than fetching it did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +56,9 @@ class Authenticator:
             raise InvalidIssuer("at least one trusted issuer is required")
         self._issuers = {entry.issuer: entry for entry in issuers}
         self.clock = clock or SystemClock()
+        self._verified: OrderedDict[bytes, tuple[Verified, datetime, datetime]] = OrderedDict()
+        """sha256(token) → (its verification, when it was made, until when it is reused)."""
+        self._verified_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: IdentityConfig, *, clock: Clock | None = None) -> Authenticator:
@@ -88,11 +100,43 @@ class Authenticator:
         return self.verify(token).principal
 
     def verify(self, token: str) -> Verified:
-        """As :meth:`authenticate`, keeping the token's expiry and claims."""
+        """As :meth:`authenticate`, keeping the token's expiry and claims.
+
+        A token verified in the last few seconds is answered from memory (each request of
+        a client carries the same one): until ``REMEMBER_FOR`` has passed or its ``exp``,
+        whichever comes first — every check a full verification makes would pass again.
+        """
+        now = self.clock.now()
+        key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        remembered = self._recall(key, now)
+        if remembered is not None:
+            return remembered
         issuer, header = self._select(token)
-        claims = issuer.verify(token, header, self.clock.now())
+        claims = issuer.verify(token, header, now)
         expires_at = datetime.fromtimestamp(float(claims["exp"]), UTC)
-        return Verified(issuer.principal(claims), expires_at, claims, issuer.issuer)
+        verified = Verified(issuer.principal(claims), expires_at, claims, issuer.issuer)
+        self._remember(key, verified, now)
+        return verified
+
+    def _recall(self, key: bytes, now: datetime) -> Verified | None:
+        with self._verified_lock:
+            entry = self._verified.get(key)
+            if entry is None:
+                return None
+            verified, made, until = entry
+            if not made <= now < until:
+                del self._verified[key]
+                return None
+            self._verified.move_to_end(key)
+            return verified
+
+    def _remember(self, key: bytes, verified: Verified, now: datetime) -> None:
+        until = min(verified.expires_at, now + REMEMBER_FOR)
+        with self._verified_lock:
+            self._verified[key] = (verified, now, until)
+            self._verified.move_to_end(key)
+            while len(self._verified) > REMEMBERED_TOKENS:
+                self._verified.popitem(last=False)
 
     async def authenticate_async(self, token: str) -> Principal:
         """As :meth:`authenticate`; off the event loop only when keys may be fetched."""
