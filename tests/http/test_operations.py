@@ -129,3 +129,18 @@ def _full_flow(base: str) -> list[str]:
         )
         assert executed.status_code in (200, 201), executed.text
     return [agent_jwt, approver_jwt, token]
+
+
+def test_the_in_process_window_moves() -> None:
+    """memory://: the oldest proposal leaving the window lets the next one in, no sooner."""
+    from limits import parse
+
+    from signoff.http._rate_limit import _LocalWindow
+
+    window = _LocalWindow(parse("2/minute"))
+    key = ("acme", "agent:a")
+    assert window.hit(key, 0.0) is None and window.hit(key, 30.0) is None
+    assert window.hit(key, 59.0) == pytest.approx(1.0)
+    assert window.hit(("acme", "agent:b"), 59.0) is None
+    assert window.hit(key, 60.0) is None
+    assert window.hit(key, 61.0) == pytest.approx(29.0)

@@ -6,10 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from signoff._model import Decision, DecisionKind, ProposalStatus
+from signoff._model import Decision, DecisionKind, Principal, Proposal, ProposalStatus
 from signoff.http._deps import Caller, IdempotencyKey, ProposingCaller, State
 from signoff.http._openapi import problems
 from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest
+from signoff.http._state import AppState
 from signoff.http._views import ConfirmationTokenView, DecisionView, ProposalList, ProposalView
 
 router = APIRouter(prefix="/v1/proposals", tags=["proposals"])
@@ -100,12 +101,19 @@ async def confirmation_token(
     proposal_id: ProposalId, caller: Caller, state: State, response: Response
 ) -> ConfirmationTokenView:
     """Only the principal the token is bound to (same subject and actor), only while confirmed."""
-    token = await state.agate.confirmation_token(caller, proposal_id)
-    proposal = await state.agate.proposal(caller, proposal_id)
+    token, proposal = await state.agate.run_sync(_token_and_proposal, state, caller, proposal_id)
     response.headers["Cache-Control"] = "no-store"
     return ConfirmationTokenView(
         proposal_id=proposal_id, confirmation_token=token, expires_at=proposal.expires_at
     )
+
+
+def _token_and_proposal(
+    state: AppState, caller: Principal, proposal_id: str
+) -> tuple[str, Proposal]:
+    """Both in one hand-off to a worker thread (each is a read of its own)."""
+    token = state.gate.confirmation_token(caller, proposal_id)
+    return token, state.gate.proposal(caller, proposal_id)
 
 
 @router.post(
