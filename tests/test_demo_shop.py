@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,31 @@ def test_refund_is_idempotent_by_request_key(shop: DemoShop) -> None:
     )
     order = shop.order("acme", "ord_1")
     assert order is not None and (order.refunded, order.version) == (500, 2)
+
+
+def test_one_request_key_at_once_from_many_callers_refunds_once(shop: DemoShop) -> None:
+    """Callers racing with one key (a retry beside a slow original): one refund, one reference."""
+    provider = RefundProvider(shop)
+    for round_ in range(8):
+        order_id = f"ord_{round_ + 10}"
+        shop.add_order("acme", order_id, owner="u_1", payable=1000)
+
+        def call(_: int, order_id: str = order_id, key: str = f"rk-race-{round_}") -> object:
+            return provider.refund(
+                tenant="acme",
+                order_id=order_id,
+                amount_minor=500,
+                currency="CNY",
+                request_key=key,
+                expected_version=1,
+            )
+
+        with ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(call, range(6)))
+        [entry] = [e for e in provider.ledger("acme") if e.order_id == order_id]
+        assert answers == [Succeeded(entry.reference)] * 6
+        order = shop.order("acme", order_id)
+        assert order is not None and (order.refunded, order.version) == (500, 2)
 
 
 def test_refund_checks_the_version_and_the_balance(shop: DemoShop) -> None:

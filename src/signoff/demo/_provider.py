@@ -20,7 +20,7 @@ from signoff import (
     Succeeded,
     TerminalFailure,
 )
-from signoff.demo._db import ShopConnection
+from signoff.demo._db import ShopConnection, ShopDatabase
 from signoff.demo._shop import DemoShop
 
 # The business write: checks the version the person saw, and never over-refunds.
@@ -72,23 +72,18 @@ class RefundProvider:
         expected_version: int,
     ) -> ProviderOutcome:
         """Refund once per ``request_key``; a replay returns the first reference."""
-        with self.shop.db.write() as conn:
-            fault = _pop_fault(conn)
-            if fault is FaultMode.TIMEOUT_BEFORE:
-                raise_after = True
-                outcome: ProviderOutcome | None = None
-            elif fault is FaultMode.RETRYABLE:
-                return RetryableFailure("the provider is temporarily unavailable")
-            elif fault is FaultMode.TERMINAL:
-                return TerminalFailure(
-                    "the payment method refuses refunds", code="provider_refused"
-                )
-            else:
-                raise_after = fault is FaultMode.TIMEOUT_AFTER_SUCCESS
-                outcome = _refund(
-                    conn, tenant, order_id, amount_minor, currency, request_key, expected_version
-                )
-        if raise_after:
+        call = (tenant, order_id, amount_minor, currency, request_key, expected_version)
+        if self.shop.db.dialect == "postgresql":
+            fault, outcome = _refund_in_one_statement(self.shop.db, *call)
+        else:
+            with self.shop.db.write() as conn:
+                fault = _pop_fault(conn)
+                outcome = None if fault in _NO_REFUND else _refund(conn, *call)
+        if fault is FaultMode.RETRYABLE:
+            return RetryableFailure("the provider is temporarily unavailable")
+        if fault is FaultMode.TERMINAL:
+            return TerminalFailure("the payment method refuses refunds", code="provider_refused")
+        if fault in (FaultMode.TIMEOUT_BEFORE, FaultMode.TIMEOUT_AFTER_SUCCESS):
             raise ProviderTimeout("no answer from the refund provider")
         assert outcome is not None
         return outcome
@@ -109,6 +104,56 @@ class RefundProvider:
         with self.shop.db.read() as conn:
             rows = conn.execute(sql + " ORDER BY created_at, request_key", params).fetchall()
         return [LedgerEntry(*row) for row in rows]
+
+
+_NO_REFUND = (FaultMode.TIMEOUT_BEFORE, FaultMode.RETRYABLE, FaultMode.TERMINAL)
+
+# PostgreSQL: the fault, the replay check, the conditional UPDATE and the ledger row in one
+# statement (one round trip, atomic by itself), as a payment API would do it in one call.
+_REFUND_ONCE = (
+    "WITH fault AS (DELETE FROM provider_faults WHERE seq = (SELECT seq FROM provider_faults "
+    "ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING mode), "
+    "seen AS (SELECT reference FROM refunds WHERE request_key = ?), "
+    "moved AS (UPDATE orders SET refunded = refunded + ?, version = version + 1 "
+    "WHERE tenant = ? AND order_id = ? AND version = ? AND currency = ? "
+    "AND refunded + ? <= payable AND NOT EXISTS (SELECT 1 FROM seen) "
+    "AND NOT EXISTS (SELECT 1 FROM fault WHERE mode IN ('timeout_before', 'retryable', "
+    "'terminal')) RETURNING order_id), "
+    "added AS (INSERT INTO refunds (request_key, reference, tenant, order_id, amount_minor, "
+    "currency) SELECT ?, ?, ?, order_id, ?, ? FROM moved RETURNING reference) "
+    "SELECT (SELECT mode FROM fault), (SELECT reference FROM seen), "
+    "(SELECT reference FROM added)"
+)
+
+
+def _refund_in_one_statement(
+    db: ShopDatabase,
+    tenant: str,
+    order_id: str,
+    amount_minor: int,
+    currency: str,
+    request_key: str,
+    expected_version: int,
+) -> tuple[FaultMode | None, ProviderOutcome | None]:
+    reference = "re_" + uuid.uuid4().hex[:24]
+    params = (
+        *(request_key, amount_minor, tenant, order_id, expected_version, currency),
+        *(amount_minor, request_key, reference, tenant, amount_minor, currency),
+    )
+    with db.autocommit() as conn:
+        mode, seen, added = conn.execute(_REFUND_ONCE, params).fetchone()
+        fault = None if mode is None else FaultMode(mode)
+        if fault in _NO_REFUND:
+            return fault, None
+        if seen is not None or added is not None:
+            return fault, Succeeded(seen or added)
+        # The version moved, or a concurrent call with the same key won the row just now.
+        existing = conn.execute(
+            "SELECT reference FROM refunds WHERE request_key = ?", (request_key,)
+        ).fetchone()
+    if existing is not None:
+        return fault, Succeeded(existing[0])
+    return fault, TerminalFailure("the order changed since it was previewed", code="state_changed")
 
 
 def _pop_fault(conn: ShopConnection) -> FaultMode | None:
