@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from starlette.applications import Starlette
 
 from signoff.demo import DemoShop, RefundProvider
-from signoff.gate._async import AsyncGate
+from signoff.gate._async import DEFAULT_MAX_THREADS, AsyncGate
 from signoff.gate._gate import Gate
 from signoff.http._metrics import Metrics
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._settings import Settings
 from signoff.identity import Authenticator
+from signoff.store._sqlite import SQLiteStore
 
 LifespanFactory = Callable[[], AbstractAsyncContextManager[None]]
 
@@ -30,6 +31,15 @@ class DemoObjects:
 
     shop: DemoShop
     provider: RefundProvider
+
+
+SQLITE_GATE_THREADS = 4
+"""SQLite has one writer at a time: more threads only add connections (a page cache each)."""
+
+
+def gate_threads(gate: Gate) -> int:
+    """Worker threads for gate calls: a few on SQLite, the default on a pooled server."""
+    return SQLITE_GATE_THREADS if isinstance(gate.store, SQLiteStore) else DEFAULT_MAX_THREADS
 
 
 @dataclass(slots=True)
@@ -49,7 +59,7 @@ class AppState:
     """``gate`` for async handlers: each call runs in a bounded worker thread."""
 
     def __post_init__(self) -> None:
-        self.agate = AsyncGate(self.gate)
+        self.agate = AsyncGate(self.gate, max_threads=gate_threads(self.gate))
         self.closers.append(self.agate.close)
 
     def add_lifespan(self, factory: LifespanFactory) -> None:
