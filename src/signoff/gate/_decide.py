@@ -6,7 +6,6 @@ import dataclasses
 from functools import partial
 from typing import Any
 
-from signoff._canonical import fingerprint
 from signoff._clock import from_micros, to_micros
 from signoff._model import (
     Approval,
@@ -17,15 +16,11 @@ from signoff._model import (
     Proposal,
     ProposalStatus,
 )
-from signoff.catalog._types import typed_form
 from signoff.exceptions import (
     IdempotencyKeyReused,
-    InvalidRequest,
     InvalidState,
     PreviewExpired,
-    RetypeMismatch,
     SeparationOfDuties,
-    UnknownTool,
     VersionConflict,
 )
 from signoff.gate._circle import load_visible
@@ -37,7 +32,14 @@ from signoff.gate._context import (
     idempotency_scope,
     log,
 )
-from signoff.gate._device import DeviceApproval, check_device, device_rule
+from signoff.gate._decision_checks import (
+    check_reason,
+    check_retyped,
+    decision_fingerprint,
+    reason_code_of,
+    validate_decision,
+)
+from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
     REQUESTER_STEP,
@@ -55,9 +57,6 @@ from signoff.store._sql import (
     SqlTransaction,
     audit_entry,
 )
-
-MAX_KEY_LENGTH = 255
-MAX_REASON = 2000
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -78,14 +77,14 @@ def decide(
     *,
     idempotency_key: str,
 ) -> DecisionResult:
-    _validate(decision, idempotency_key)
+    validate_decision(decision, idempotency_key)
     request = _Request(
         principal,
         proposal_id,
         decision,
         idempotency_key,
         idempotency_scope(principal),
-        _fingerprint(proposal_id, decision),
+        decision_fingerprint(proposal_id, decision),
     )
     for _ in range(READ_ATTEMPTS):
         checked = _read(ctx, request)
@@ -148,40 +147,13 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         return _Checked(proposal, step, tx.roles_read(), device)
 
 
-def _fingerprint(proposal_id: str, decision: Decision) -> str:
-    return fingerprint(
-        "decide",
-        {
-            "proposal_id": proposal_id,
-            "decision": decision.kind.value,
-            "expected_version": decision.expected_version,
-            "reason_code": _code(decision),
-            "reason": decision.reason,
-            "retyped": decision.retyped,
-        },
-    )
-
-
 def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, directory: Any) -> str:
     check_surface(proposal, request.principal, ctx.surfaces)
     step = decision_step(proposal, request.principal, request.decision.kind, directory)
     if request.decision.kind is DecisionKind.APPROVE:
-        _check_retyped(proposal, request.decision)
-    _check_reason(ctx, proposal, request.decision)
+        check_retyped(proposal, request.decision)
+    check_reason(ctx, proposal, request.decision)
     return step
-
-
-def _validate(decision: Decision, key: str) -> None:
-    if not key or len(key) > MAX_KEY_LENGTH:
-        raise InvalidRequest(f"an idempotency key of 1 to {MAX_KEY_LENGTH} characters is required")
-    if decision.kind is DecisionKind.REJECT and decision.reason_code is None:
-        raise InvalidRequest("a rejection needs a reason_code")
-    if decision.reason is not None and len(decision.reason) > MAX_REASON:
-        raise InvalidRequest(f"reason longer than {MAX_REASON} characters")
-    if isinstance(decision.expected_version, bool) or not isinstance(
-        decision.expected_version, int
-    ):
-        raise InvalidRequest("expected_version must be an integer")
 
 
 def _replay(
@@ -266,7 +238,7 @@ def _record(
         approver=principal.subject,
         kind=decision.kind,
         step=checked.step,
-        reason_code=_code(decision),
+        reason_code=reason_code_of(decision),
         reason=decision.reason,
         decided_at=from_micros(now),
     )
@@ -327,46 +299,3 @@ def _decision_data(
     if device is not None:
         data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
     return data
-
-
-def _code(decision: Decision) -> str | None:
-    return None if decision.reason_code is None else str(decision.reason_code)
-
-
-def _check_reason(ctx: GateContext, proposal: Proposal, decision: Decision) -> None:
-    """A rejection gives one of the reasons the tool offers (``other`` always)."""
-    if decision.kind is not DecisionKind.REJECT or decision.reason_code is None:
-        return
-    try:
-        offered = ctx.catalog.get(proposal.tool).reasons()
-    except UnknownTool:
-        return  # the tool left the catalog: any well-formed code stands
-    if str(decision.reason_code) not in offered:
-        raise InvalidRequest(
-            f"reason_code must be one of {', '.join(offered)} for {proposal.tool}",
-            proposal_id=proposal.proposal_id,
-        )
-
-
-def _check_retyped(proposal: Proposal, decision: Decision) -> None:
-    """Each re-typed value equals what the page displays (or the machine value), as typed.
-
-    A device signature over the decision stands in for re-typing where the
-    policy asks for one (``check_device`` verifies it).
-    """
-    if decision.device is not None and device_rule(proposal) != "none":
-        return
-    fields = proposal.policy.get("retype") or []
-    typed = decision.retyped or {}
-    for name in fields:
-        entry = typed.get(name)
-        accepted = {typed_form(str(proposal.arguments.get(name)))}
-        shown = proposal.preview.field(name)
-        if shown is not None:
-            accepted.add(typed_form(shown.display_value))
-        if entry is None or typed_form(entry) not in accepted:
-            raise RetypeMismatch(
-                f"re-type the value of {name!r} exactly as shown to approve",
-                proposal_id=proposal.proposal_id,
-                field=name,
-            )
