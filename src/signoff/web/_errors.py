@@ -15,6 +15,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from signoff.web._headers import is_page_request
 from signoff.web._session import WebSession
 from signoff.web._ui import Ui
 
@@ -31,10 +32,7 @@ class ErrorPages:
         self.prefix = prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if scope["type"] != "http" or not (
-            path == self.prefix or path.startswith(self.prefix + "/")
-        ):
+        if not is_page_request(scope, self.prefix):
             await self.app(scope, receive, send)
             return
         held: Message | None = None

@@ -36,6 +36,12 @@ SECURITY_HEADERS = {
 }
 
 
+def is_page_request(scope: Scope, prefix: str) -> bool:
+    """An HTTP request for ``prefix`` itself or a path below it (not ``prefix`` + "x")."""
+    path: str = scope.get("path", "")
+    return scope["type"] == "http" and (path == prefix or path.startswith(prefix + "/"))
+
+
 class SecurityHeaders:
     """Pure ASGI middleware: adds the headers to responses whose path is under ``prefix``."""
 
@@ -45,9 +51,7 @@ class SecurityHeaders:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or not (
-            path == self.prefix or path.startswith(self.prefix + "/")
-        ):
+        if not is_page_request(scope, self.prefix):
             await self.app(scope, receive, send)
             return
         is_static = path.startswith(self.prefix + "/static/")
