@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.serving import free_port, stop, wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_RUNNABLE = "<!-- not-runnable:"
@@ -104,7 +105,7 @@ def _with_exports(exports: str, cwd: Path, env: dict[str, str]) -> dict[str, str
 
 def _run_long(words: list[str], cwd: Path, env: dict[str, str]) -> None:
     if words[1] == "serve" and "--port" not in words:
-        words = [*words, "--port", str(_free_port())]
+        words = [*words, "--port", str(free_port())]
     process = subprocess.Popen(
         words,
         cwd=cwd,
@@ -117,39 +118,12 @@ def _run_long(words: list[str], cwd: Path, env: dict[str, str]) -> None:
     try:
         if words[1] == "serve":
             port = words[words.index("--port") + 1]
-            _wait_ready(f"http://127.0.0.1:{port}/readyz", process)
+            wait_ready(f"http://127.0.0.1:{port}", process, within=120)
         else:
             time.sleep(3)
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-
-
-def _wait_ready(url: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(process.stderr.read() if process.stderr else "exited")
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"{url} never became ready")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        stop(process, signal.SIGINT)
 
 
 def test_the_readme_lists_every_command() -> None:

@@ -38,7 +38,11 @@ def test_a_refund_offers_wrong_amount_and_a_note_does_not(world: World) -> None:
     """Each tool's reasons, `other` always; a reason the tool does not offer is refused."""
     refund, note = world.gate.catalog.get("refund_order"), world.gate.catalog.get("add_order_note")
     assert list(refund.reasons()) == [
-        "wrong_amount", "wrong_target", "policy", "suspicious", "other"
+        "wrong_amount",
+        "wrong_target",
+        "policy",
+        "suspicious",
+        "other",
     ]
     assert list(note.reasons()) == ["wrong_target", "wrong_words", "other"]
     proposal = world.propose()

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import runpy
 import secrets
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from signoff import exceptions
 from signoff.client import SignoffClient
 from signoff.testing import FakeProvider
 from tests.docs_tool import python_blocks
-from tests.http.test_e2e_serve import free_port
+from tests.serving import clean_env, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 40
@@ -58,51 +54,16 @@ def test_the_first_tool_in_process(first_tool: Path, monkeypatch: pytest.MonkeyP
 @pytest.fixture
 def served(first_tool: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """`signoff serve --catalog first_tool:catalog` in its directory, as the page shows it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
-    env.update(
+    env = clean_env(
         SIGNOFF_ENVIRONMENT="development",
         SIGNOFF_JWT_ISSUER="dev-issuer",
         SIGNOFF_TOKEN_KEY=secrets.token_hex(32),
         SIGNOFF_JWT_HS256_SECRET=secrets.token_hex(32),
         PYTHONPATH=str(ROOT / "src"),  # signoff itself; first_tool.py is found in the directory
     )
-    port = free_port()
-    command = [sys.executable, "-m", "signoff", "serve", "--catalog", "first_tool:catalog"]
-    process = subprocess.Popen(
-        [*command, "--db", "signoff.db", "--port", str(port), "--log-level", "warning"],
-        cwd=first_tool,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(base_url, process)
+    args = ["--catalog", "first_tool:catalog", "--db", "signoff.db"]
+    with serving(args, env=env, cwd=first_tool) as base_url:
         yield base_url, env
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
-        assert process.stdout is not None
-        process.stdout.close()
-
-
-def wait_ready(base_url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            assert process.stdout is not None
-            raise AssertionError(f"signoff serve exited: {process.stdout.read().decode()}")
-        try:
-            if httpx.get(f"{base_url}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("signoff serve did not become ready")
 
 
 def dev_token(env: dict[str, str], cwd: Path, *args: str) -> str:

@@ -56,9 +56,7 @@ def mcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("conformance")
     idp = Idp(workdir).start([SigningKey("c1")])
     port = free_port()
-    issuers = [
-        {"issuer": idp.issuer, "audience": "signoff", "claims": {"agent_clients": [CLIENT]}}
-    ]
+    issuers = [{"issuer": idp.issuer, "audience": "signoff", "claims": {"agent_clients": [CLIENT]}}]
     env = {**os.environ, "SIGNOFF_ISSUERS": json.dumps(issuers)}
     db = workdir / "signoff.db"
     server = subprocess.Popen(

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,6 +16,7 @@ from signoff import exceptions
 from signoff.client import SignoffClient
 from signoff.demo import DemoShop, RefundProvider
 from tests.conftest import REFUND
+from tests.serving import clean_env, serving
 
 pytestmark = pytest.mark.slow
 
@@ -30,19 +27,12 @@ class Server:
     db: Path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def signoff(*args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
     done = subprocess.run(
         [sys.executable, "-m", "signoff", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=clean_env(),
         timeout=60,
         check=True,
     )
@@ -52,54 +42,8 @@ def signoff(*args: str) -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     db = tmp_path_factory.mktemp("serve") / "signoff.db"
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "signoff",
-            "serve",
-            "--demo",
-            "--db",
-            str(db),
-            "--port",
-            str(port),
-            "--workers",
-            "2",
-            "--log-level",
-            "warning",
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(base_url, process)
+    with serving(["--demo", "--db", str(db), "--workers", "2"]) as base_url:
         yield Server(base_url, db)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
-        assert process.stdout is not None
-        process.stdout.close()
-
-
-def wait_ready(base_url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "signoff serve exited early"
-        try:
-            if httpx.get(f"{base_url}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("signoff serve did not become ready")
 
 
 def shop_ledger(db: Path) -> list[tuple[str, str, int]]:

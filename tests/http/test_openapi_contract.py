@@ -71,7 +71,7 @@ def test_every_operation_has_a_unique_camel_case_operation_id(world: World) -> N
     found = operations(document)
     ids = [operation.get("operationId") for _, _, operation in found]
     missing = [f"{m} {p}" for m, p, op in found if not CAMEL_CASE.match(op.get("operationId", ""))]
-    assert not missing, f"set operation_id=\"camelCase\" in the route decorator of {missing}"
+    assert not missing, f'set operation_id="camelCase" in the route decorator of {missing}'
     assert len(ids) == len(set(ids)), ids
     assert "getDemoLedger" in ids
 

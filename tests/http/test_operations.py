@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -17,7 +13,7 @@ from signoff.http import DemoObjects, Settings, create_app
 from signoff.http._settings import DEMO_JWT_SECRET, DEMO_TOKEN_KEY
 from tests.conftest import AGENT, APPROVER, REFUND, World
 from tests.http.conftest import Api, assert_problem, auth
-from tests.http.test_e2e_serve import free_port, wait_ready
+from tests.serving import clean_env, serving
 
 OTHER_AGENT = AGENT.__class__("u_42", "acme", actor="agent:other-bot")
 
@@ -77,22 +73,11 @@ def test_api_docs_are_served_without_a_cdn(api: Api) -> None:
 @pytest.mark.slow
 def test_json_logs_carry_request_ids_and_no_secret(tmp_path: Path) -> None:
     """A real server at debug level, a full flow: JSON lines, request ids, no token or key."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNOFF_")}
-    env["SIGNOFF_DATA_DIR"] = str(tmp_path)
-    args = ["serve", "--demo", "--port", str(port), "--log-format", "json", "--log-level", "debug"]
+    args = ["--demo", "--log-format", "json", "--log-level", "debug"]
     log = tmp_path / "server.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "signoff", *args], env=env, stdout=sink, stderr=sink
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_ready(base, process)
-            secrets = _full_flow(base)
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(20)
+    env = clean_env(SIGNOFF_DATA_DIR=str(tmp_path))
+    with log.open("wb") as sink, serving(args, env=env, output=sink) as base:
+        secrets = _full_flow(base)
     text = log.read_text()
     for secret in (*secrets, DEMO_TOKEN_KEY.hex(), DEMO_JWT_SECRET.hex()):
         assert secret not in text

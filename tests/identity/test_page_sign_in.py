@@ -95,9 +95,7 @@ def test_sign_out_ends_the_provider_session_here(world: World, page_idp: Idp) ->
     assert client.get("/ui/inbox", follow_redirects=False).status_code == 303
 
 
-def test_a_person_without_the_tenant_claim_is_refused_clearly(
-    world: World, page_idp: Idp
-) -> None:
+def test_a_person_without_the_tenant_claim_is_refused_clearly(world: World, page_idp: Idp) -> None:
     """The ID token lacks the mapped tenant claim: 401 page naming it, no session."""
     world.clock.set(datetime.now(UTC))
     client = pages(world, page_idp)
@@ -123,9 +121,7 @@ def test_the_round_trip_state_rides_a_lax_cookie(world: World, page_idp: Idp) ->
     """The provider's redirect back is cross-site: only a SameSite=Lax cookie comes along."""
     client = pages(world, page_idp)
     start = client.get("/ui/sign-in/oidc/corp", follow_redirects=False)
-    cookie = next(
-        c for c in start.headers.get_list("set-cookie") if c.startswith("signoff-login=")
-    )
+    cookie = next(c for c in start.headers.get_list("set-cookie") if c.startswith("signoff-login="))
     assert "samesite=lax" in cookie.lower() and "httponly" in cookie.lower()
     assert "Max-Age=600" in cookie
     location = httpx.URL(start.headers["location"])

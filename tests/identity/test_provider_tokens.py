@@ -79,9 +79,7 @@ def test_a_token_for_another_audience_is_refused(world: World, idp: Idp) -> None
     assert refusal(propose(api(world, idp), token))["reason"] == "audience"
 
 
-def test_a_token_of_an_untrusted_issuer_is_refused(
-    world: World, idp: Idp, tmp_path: Path
-) -> None:
+def test_a_token_of_an_untrusted_issuer_is_refused(world: World, idp: Idp, tmp_path: Path) -> None:
     """A second, unconfigured provider's token is refused, though it is well formed."""
     stranger = Idp(tmp_path).start([SigningKey("s1")])
     try:
