@@ -133,8 +133,7 @@ def _check_hook(tool: WriteTool[Any], name: str, hook: str) -> None:
     if wrong:
         names = " | ".join(t.__name__ for t in allowed)
         raise CatalogError(
-            f"tool {name!r}: {hook} is annotated to return {_names(wrong)}; "
-            f"it must return {names}"
+            f"tool {name!r}: {hook} is annotated to return {_names(wrong)}; it must return {names}"
         )
 
 

@@ -46,4 +46,3 @@ def _tighten(node: Any, *, path: str) -> None:
     for key, value in node.items():
         if key != "$defs":
             _tighten(value, path=path)
-

@@ -16,8 +16,6 @@ PUBLIC_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
 _HEX = re.compile(r"^(?:[0-9a-fA-F]{2})+$")
 
 
-
-
 def lower(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 

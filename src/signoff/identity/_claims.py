@@ -20,9 +20,7 @@ _NAME = re.compile(r"[\x21-\x7e]{1,255}")
 _ABSENT = object()
 
 
-def principal_from_claims(
-    claims: dict[str, Any], mapping: ClaimMapping | None = None
-) -> Principal:
+def principal_from_claims(claims: dict[str, Any], mapping: ClaimMapping | None = None) -> Principal:
     """The principal a verified token names; NotAuthenticated (reason ``claims``) if unclear."""
     mapping = mapping or ClaimMapping()
     subject = _required(claims, mapping.subject_claim, "the person")

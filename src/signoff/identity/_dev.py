@@ -38,9 +38,7 @@ def mint_dev_token(
     """A token signed with the development HS256 key; refused outside demo/development."""
     secret = settings.effective_hs256_secret()
     if not settings.development or secret is None:
-        raise InvalidIssuer(
-            "dev-token works only in demo or development mode with an HS256 key"
-        )
+        raise InvalidIssuer("dev-token works only in demo or development mode with an HS256 key")
     issued = int(now.timestamp())
     claims: dict[str, Any] = {
         "iss": settings.effective_issuer(),

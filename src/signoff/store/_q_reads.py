@@ -67,9 +67,13 @@ class StepReads(ProposalQueries, TokenQueries, IdempotencyQueries, RoleQueries):
     ) -> None:
         """The token (by hash or id), the idempotency record (``(scope, key)``), the proposal
         and its decisions, and each approver's entry for the required role."""
-        token_on, token_key = ("t.token_hash = ?", token_hash) if token_id is None else (
-            "t.token_id = ?",
-            token_id,
+        token_on, token_key = (
+            ("t.token_hash = ?", token_hash)
+            if token_id is None
+            else (
+                "t.token_id = ?",
+                token_id,
+            )
         )
         scope, key = idempotency or ("", "")
         rows = self.run(
