@@ -5,15 +5,17 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from signoff import Principal
 from signoff.audit._chain import event_hash
 from signoff.gate._proof import GateProof
 from signoff.proof import PublicKeys, verify_bundle, verify_receipt
 from signoff.proof._events import event_to_dict
-from tests.conftest import AGENT, ISSUER, World, make_world
+from tests.conftest import AGENT, ISSUER, REFUND, World, make_world
 
 
 @pytest.fixture
@@ -131,6 +133,53 @@ def test_checkpoints_every_n_events(tmp_path: Path) -> None:
         world.shop.close()
 
 
+def test_a_quiet_log_is_checkpointed_by_the_age_pass(tmp_path: Path) -> None:
+    """Events under the count limit, then no write: checkpoint_due() covers them once aged."""
+    world = make_world(tmp_path, token_form="signed")
+    proof = dataclasses.replace(_proof(world), checkpoint_events=64, checkpoint_seconds=60)
+    world.gate._ctx = dataclasses.replace(world.gate._ctx, proof=proof)
+    try:
+        world.propose(amount_minor=100)  # the log's first event: checkpointed at once
+        world.propose(amount_minor=101)
+        world.propose(amount_minor=102)
+        world.clock.advance(timedelta(seconds=59))
+        assert world.gate.checkpoint_due() == []  # neither 64 events nor 60 s yet
+        with world.store.read() as tx:
+            assert [c.size for c in tx.checkpoints("acme")] == [1]
+            head = tx.audit_head_seq("acme")
+        world.clock.advance(timedelta(seconds=1))
+        made = world.gate.checkpoint_due()
+        assert [(c.tenant, c.size) for c in made] == [("acme", head)]
+        assert world.gate.checkpoint_due() == []  # nothing new: no second checkpoint
+        with world.store.read() as tx:
+            assert [c.size for c in tx.checkpoints("acme")] == [1, head]
+        bundle = world.gate.export_bundle("acme")
+        assert verify_bundle(bundle, PublicKeys(proof.keys.public_jwks())).ok
+    finally:
+        world.store.close()
+        world.shop.close()
+
+
+def test_checkpoint_now_covers_every_tenant_at_its_head(tmp_path: Path) -> None:
+    """`checkpoint_now` signs each tenant's head regardless of the limits; idempotent."""
+    world = make_world(tmp_path, token_form="signed")
+    proof = dataclasses.replace(_proof(world), checkpoint_events=64, checkpoint_seconds=3600)
+    world.gate._ctx = dataclasses.replace(world.gate._ctx, proof=proof)
+    try:
+        for i in range(3):
+            world.propose(amount_minor=100 + i)
+        globex_agent = Principal("u_77", "globex", actor="agent:support-bot")
+        world.gate.propose(globex_agent, "refund_order", {**REFUND, "order_id": "ord_2001"})
+        with world.store.read() as tx:
+            heads = {t: tx.audit_head_seq(t) for t in ("acme", "globex")}
+        first = world.gate.checkpoint_now()
+        assert {(c.tenant, c.size) for c in first} == set(heads.items())
+        assert world.gate.checkpoint_now() == first  # the same records, nothing new signed
+    finally:
+        world.store.close()
+        world.shop.close()
+
+
 def test_since_export_continues_a_checkpoint(world: World) -> None:
     """A bundle since checkpoint N verifies on its own and holds only later events."""
     _refund(world)
@@ -166,6 +215,16 @@ def test_cli_export_then_offline_verify_without_the_database(world: World) -> No
         command = [sys.executable, "-m", "signoff", *args]
         return subprocess.run(command, capture_output=True, text=True, check=False)
 
+    world.propose(amount_minor=500)  # uncovered: after the execution's checkpoint
+    with world.store.read() as tx:
+        head = tx.audit_head_seq("acme")
+    signed = signoff("audit", "checkpoint", "--db", db, "--keys", str(keys))
+    assert signed.returncode == 0, signed.stderr
+    assert signed.stdout.strip() == f"acme: checkpoint at size {head}"
+    with world.store.read() as tx:
+        assert tx.latest_checkpoint("acme").size == head  # type: ignore[union-attr]
+    unsigned = signoff("audit", "checkpoint", "--db", db)
+    assert unsigned.returncode == 2 and unsigned.stderr.startswith("error [")
     exported = signoff(
         "audit", "export", "--db", db, "--tenant", "acme", "--out", str(out), "--keys", str(keys)
     )

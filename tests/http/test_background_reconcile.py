@@ -57,3 +57,34 @@ def test_a_lost_answer_is_settled_by_the_worker_reconciler(tmp_path: Path) -> No
             time.sleep(0.05)
         assert status == "succeeded"
         assert [e.order_id for e in state.demo.provider.ledger()] == ["ord_1001"]
+
+
+def test_a_quiet_log_is_checkpointed_by_the_worker(tmp_path: Path) -> None:
+    """Proposals under the event limit, then no write: serve signs their checkpoint anyway."""
+    settings = Settings(
+        demo=True,
+        database_url=str(tmp_path / "signoff.db"),
+        reconcile_interval_seconds=0,
+        checkpoint_events=64,
+        checkpoint_seconds=1,
+    )
+    app = create_app(settings)
+    with TestClient(app) as client:
+        store = app.state.signoff.gate.store
+        for amount in (100, 200, 300):
+            client.post(
+                "/v1/proposals",
+                json={"tool": "refund_order", "arguments": {**REFUND, "amount_minor": amount}},
+                headers=auth(AGENT),
+            ).raise_for_status()
+        with store.read() as tx:
+            head = tx.audit_head_seq("acme")
+        assert head >= 3
+        covered = 0
+        for _ in range(100):  # the pass runs every second; give it ten
+            with store.read() as tx:
+                covered = max((c.size for c in tx.checkpoints("acme")), default=0)
+            if covered == head:
+                break
+            time.sleep(0.1)
+        assert covered == head

@@ -112,9 +112,7 @@ def audit() -> None:
 @click.option("--bundle", default=None, help="Verify an exported bundle offline (no database).")
 @click.option("--receipt", default=None, help="Verify one signed receipt offline.")
 @click.option("--jwks", default=None, help="Trusted public keys for --bundle/--receipt.")
-def audit_verify(
-    db: str | None, bundle: str | None, receipt: str | None, jwks: str | None
-) -> None:
+def audit_verify(db: str | None, bundle: str | None, receipt: str | None, jwks: str | None) -> None:
     """Exit 0 when every tenant's chain is intact; otherwise name the first bad event.
 
     With --bundle or --receipt, check signed checkpoints, proofs and approvals
@@ -154,6 +152,20 @@ def audit_export(
     from signoff.cli._proof import export
 
     export(db or default_database_url(), tenant, since, out, keys_file, log_name)
+
+
+@audit.command("checkpoint")
+@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+@click.option(
+    "--keys", "keys_file", default=None, help="Signing key file (env SIGNOFF_SIGNING_KEYS_FILE)."
+)
+@click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default="signoff", show_default=True)
+def audit_checkpoint(db: str | None, keys_file: str | None, log_name: str) -> None:
+    """Sign a checkpoint at the head of every tenant's log now (say, from a cron job)."""
+    from signoff._paths import default_database_url
+    from signoff.cli._proof import checkpoint_now
+
+    checkpoint_now(db or default_database_url(), keys_file, log_name)
 
 
 def open_existing_store(url: str) -> Store:

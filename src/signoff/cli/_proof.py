@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,6 +28,11 @@ from signoff.proof import (
     verify_confirmation,
     verify_receipt,
 )
+
+if TYPE_CHECKING:
+    from signoff.gate._gate import Gate
+    from signoff.gate._proof import GateProof
+    from signoff.store import Store
 
 ALG = click.Choice(["EdDSA", "ES256"])
 KEYS_OPTION = click.option(
@@ -166,23 +171,47 @@ def export(
     db: str, tenant: str, since: int, out: str, keys_file: str | None, log_name: str
 ) -> None:
     """`signoff audit export`: checkpoint now, write the tenant's bundle."""
-    from signoff.catalog._catalog import Catalog
     from signoff.cli._main import open_existing_store
-    from signoff.gate._gate import Gate
-    from signoff.gate._proof import GateProof
 
-    keyset = load_keyset(keys_file) if keys_file else keyset_from_environment(os.environ)
-    if keyset is None:
-        raise SigningKeyError(
-            "exporting signs a fresh checkpoint and ships the public keys"
-            f" — pass --keys FILE or set {KEYS_FILE_ENV}"
-        )
-    proof = GateProof(keyset, issuer=log_name, log_name=log_name)
+    proof = _cli_proof(
+        keys_file, log_name, "exporting signs a fresh checkpoint and ships the public keys"
+    )
     with open_existing_store(db) as store:
-        bundle = Gate(Catalog(), store, proof=proof).export_bundle(tenant, since=since)
+        bundle = _gate(store, proof).export_bundle(tenant, since=since)
     Path(out).write_text(json.dumps(bundle, indent=1) + "\n", encoding="utf-8")
     click.echo(
         f"wrote {out}: {len(bundle['events'])} events of tenant {tenant!r}, "
         f"{len(bundle['checkpoints'])} checkpoints; verify with "
         f"`signoff audit verify --bundle {out} --jwks JWKS`"
     )
+
+
+def checkpoint_now(db: str, keys_file: str | None, log_name: str) -> None:
+    """`signoff audit checkpoint`: sign each tenant's log at its head (for a cron job)."""
+    from signoff.cli._main import open_existing_store
+
+    proof = _cli_proof(keys_file, log_name, "checkpointing signs with the deployment's key")
+    with open_existing_store(db) as store:
+        made = _gate(store, proof).checkpoint_now()
+    for record in made:
+        click.echo(f"{record.tenant}: checkpoint at size {record.size}")
+    if not made:
+        click.echo("no audit events yet: nothing to checkpoint")
+
+
+def _cli_proof(keys_file: str | None, log_name: str, why: str) -> GateProof:
+    """The signing setup of a CLI command that signs checkpoints: --keys or the environment."""
+    from signoff.gate._proof import GateProof
+
+    keyset = load_keyset(keys_file) if keys_file else keyset_from_environment(os.environ)
+    if keyset is None:
+        raise SigningKeyError(f"{why} — pass --keys FILE or set {KEYS_FILE_ENV}")
+    return GateProof(keyset, issuer=log_name, log_name=log_name)
+
+
+def _gate(store: Store, proof: GateProof) -> Gate:
+    """A gate with no tools: enough to checkpoint and export the audit log."""
+    from signoff.catalog._catalog import Catalog
+    from signoff.gate._gate import Gate
+
+    return Gate(Catalog(), store, proof=proof)

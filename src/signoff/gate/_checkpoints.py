@@ -65,20 +65,50 @@ def checkpoint(ctx: GateContext, tenant: str) -> CheckpointRecord | None:
 
 def after_write(ctx: GateContext, appended: Mapping[str, int]) -> None:
     """Checkpoint each tenant whose new events reach the count or the age limit."""
-    proof = ctx.proof
-    if proof is None or not appended:
+    if ctx.proof is None or not appended:
         return
     now = ctx.now_micros()
     for tenant, head in appended.items():
 
-        def due(tenant: str = tenant, head: int = head) -> None:
-            size, made_at = _last(ctx, tenant)
-            fresh = head - size
-            too_old = now - made_at >= proof.checkpoint_seconds * MICROS
-            if fresh >= proof.checkpoint_events or (fresh > 0 and too_old):
+        def if_due(tenant: str = tenant, head: int = head) -> None:
+            if _is_due(ctx, tenant, head, now):
                 checkpoint(ctx, tenant)
 
-        _quietly(ctx, tenant, due)
+        _quietly(ctx, tenant, if_due)
+
+
+def checkpoint_due(ctx: GateContext) -> list[CheckpointRecord]:
+    """Checkpoint every tenant whose uncovered events reach the count or the age limit.
+
+    The age limit is otherwise checked only when a tenant writes again: this pass
+    (``signoff serve`` runs it every ``checkpoint_seconds``) covers the last events
+    of a log that went quiet.
+    """
+    if ctx.proof is None:
+        return []
+    now = ctx.now_micros()
+    with ctx.store.read() as tx:
+        heads = {tenant: seq for tenant, (seq, _) in tx.audit_heads().items()}
+    made: list[CheckpointRecord] = []
+    for tenant, head in sorted(heads.items()):
+
+        def if_due(tenant: str = tenant, head: int = head) -> None:
+            if _is_due(ctx, tenant, head, now):
+                record = checkpoint(ctx, tenant)
+                if record is not None:
+                    made.append(record)
+
+        _quietly(ctx, tenant, if_due)
+    return made
+
+
+def _is_due(ctx: GateContext, tenant: str, head: int, now: int) -> bool:
+    proof = ctx.proof
+    assert proof is not None
+    size, made_at = _last(ctx, tenant)
+    fresh = head - size
+    too_old = now - made_at >= proof.checkpoint_seconds * MICROS
+    return fresh >= proof.checkpoint_events or (fresh > 0 and too_old)
 
 
 def checkpoint_quietly(ctx: GateContext, tenant: str) -> None:

@@ -20,6 +20,7 @@ from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
 from signoff.gate import (
+    _checkpoints,
     _decide,
     _device,
     _execute,
@@ -36,7 +37,7 @@ from signoff.gate._reconcile import Reconciled
 from signoff.gate._refusals import audited, presented_hash
 from signoff.gate._signed_receipt import with_signed_receipt
 from signoff.store._base import Store
-from signoff.store._sql import PasskeyRecord
+from signoff.store._sql import CheckpointRecord, PasskeyRecord
 
 if TYPE_CHECKING:
     from signoff.gate._proof import GateProof
@@ -269,6 +270,19 @@ class Gate(GateReads):
     def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
         """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``."""
         return _export.export_bundle(self._ctx, tenant, since=since)
+
+    def checkpoint_due(self) -> list[CheckpointRecord]:
+        """Sign a checkpoint for each tenant with events past the count or age limit."""
+        return _checkpoints.checkpoint_due(self._ctx)
+
+    def checkpoint_now(self) -> list[CheckpointRecord]:
+        """Each tenant's checkpoint at its log's head, signing one where events are uncovered."""
+        if self._ctx.proof is None:
+            return []
+        with self.store.read() as tx:
+            tenants = sorted(tx.audit_heads())
+        made = (_checkpoints.checkpoint(self._ctx, tenant) for tenant in tenants)
+        return [record for record in made if record is not None]
 
 
 def verify_audit(store: Store) -> ChainReport:

@@ -42,7 +42,7 @@ from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
 from signoff.http._settings import Settings, SettingsError
-from signoff.http._signing import gate_proof
+from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator, StoreRoleDirectory
 from signoff.store import Store, open_store
@@ -145,6 +145,7 @@ def _build_state(
                 surfaces=settings.effective_surfaces(),
             )
             lifespans.append(partial(_reconciling, gate, settings))
+            lifespans.append(partial(checkpointing, gate))
         authenticator = authenticator or Authenticator.from_settings(settings)
     except BaseException:
         for close in reversed(closers):

@@ -77,6 +77,7 @@ class SettingsError(ConfigurationError, ValueError):
 
     code = "invalid_settings"
 
+
 Text = Annotated[str, StringConstraints(min_length=1)]
 LogName = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\s+]+$")]
 TokenFormSetting = Literal["opaque", "signed"]
@@ -158,7 +159,8 @@ class Settings(BaseSettings):
         64, description="Checkpoint a tenant's audit log after this many new events."
     )
     checkpoint_seconds: Seconds = Field(
-        60, description="…or when its last checkpoint is this old (checked after each write)."
+        60,
+        description="…or when its last checkpoint is this old (after writes; serve also checks).",
     )
     log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
         "text", description="`json`: one JSON object per line, with the request id."

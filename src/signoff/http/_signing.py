@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from signoff.gate._gate import Gate
 from signoff.gate._proof import GateProof
 from signoff.http._settings import Settings
 from signoff.proof import KeySet
+
+log = logging.getLogger("signoff.proof")
 
 
 def gate_proof(settings: Settings) -> GateProof | None:
@@ -27,3 +36,35 @@ def gate_proof(settings: Settings) -> GateProof | None:
         checkpoint_events=settings.checkpoint_events,
         checkpoint_seconds=settings.checkpoint_seconds,
     )
+
+
+@asynccontextmanager
+async def checkpointing(gate: Gate) -> AsyncIterator[None]:
+    """Every ``checkpoint_seconds``, checkpoint the logs that went quiet with events uncovered.
+
+    Writes check the count and age limits themselves; this pass makes the age
+    limit hold when no further write comes. Each worker runs one: two workers
+    signing the same size store one checkpoint.
+    """
+    proof = gate.proof
+    if proof is None:
+        yield
+        return
+    interval = max(1, proof.checkpoint_seconds)
+
+    async def every_interval() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await asyncio.to_thread(gate.checkpoint_due)
+            except Exception:
+                # One bad pass (the store briefly away) must not end the loop.
+                log.exception("checkpoint pass failed; trying again after the interval")
+
+    task = asyncio.create_task(every_interval(), name="signoff-checkpoints")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
