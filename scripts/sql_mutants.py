@@ -132,7 +132,7 @@ MUTANTS = (
     Mutant(
         "a write whose role entries changed since its read goes ahead (SQLite)",
         STORE + "_q_steps.py",
-        '            if (None if row is None else not row[0]) is not entry:\n'
+        "            if (None if row is None else not row[0]) is not entry:\n"
         '                raise PremiseFailed("role_entries")',
         "            pass",
         (STEPS,),
