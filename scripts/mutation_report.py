@@ -3,8 +3,10 @@
 mutmut also mutates what no behaviour depends on: the words of an error message or a log
 line (``"XXwordsXX"``, upper case, ``None``), the ``details`` an exception carries beside
 its stable code, the arguments of ``log.info``. A survivor whose only change lies inside the
-arguments of a signoff exception or of a log call is *cosmetic*; every other survivor is
-listed, to be killed by a test or argued equivalent in docs/RELIABILITY.md::
+arguments of a signoff exception or of a log call is *cosmetic*, and so is one that only
+changes the case of SQL keywords or unquoted names (the databases read both alike; a
+quoted literal such as ``'issued'`` must stay exact); every other survivor is listed, to
+be killed by a test or argued equivalent in docs/RELIABILITY.md::
 
     mutmut run && .venv/bin/python scripts/mutation_report.py
 
@@ -18,6 +20,7 @@ import ast
 import builtins
 import functools
 import json
+import re
 import sys
 import textwrap
 from collections import Counter
@@ -47,7 +50,12 @@ EXCEPTIONS = {
 def results(root: Path) -> dict[str, int | None]:
     found: dict[str, int | None] = {}
     for meta in root.glob("mutants/**/*.meta"):
-        found.update(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:  # mutmut is still writing it: a partial report
+            print(f"skipped {meta} (being written)", file=sys.stderr)
+            continue
+        found.update(data["exit_code_by_key"])
     return found
 
 
@@ -121,6 +129,38 @@ def cosmetic(name: str) -> bool:
     return False
 
 
+_SQL = re.compile(r"\b(SELECT|UPDATE|INSERT|DELETE|WHERE|FROM|AND|OR|ORDER BY|NULL|EXISTS|LIMIT)\b")
+
+
+def _sql_fold(text: str) -> str:
+    """SQL as the database reads it: keywords and unquoted names in any case, literals exact."""
+    parts = text.split("'")
+    return "'".join(part if i % 2 else part.lower() for i, part in enumerate(parts))
+
+
+def sql_case_only(name: str) -> bool:
+    """An SQL string whose keywords or unquoted names changed case, and nothing else.
+
+    SQLite and PostgreSQL read ``SELECT``/``select`` and ``p.tenant``/``P.TENANT`` alike,
+    so such a mutant is equivalent; a quoted literal (``'issued'``) must stay exact.
+    """
+    original, mutant, _, _ = functions(name)
+    chain = difference(original, mutant)
+    if not chain:
+        return False
+    node, twin = chain[-1]
+    if not (isinstance(node, ast.Constant) and isinstance(twin, ast.Constant)):
+        return False
+    a, b = node.value, twin.value
+    return (
+        isinstance(a, str)
+        and isinstance(b, str)
+        and a != b
+        and bool(_SQL.search(a))
+        and _sql_fold(a) == _sql_fold(b)
+    )
+
+
 def main() -> int:
     found = results(Path.cwd())
     tally = Counter(
@@ -129,14 +169,19 @@ def main() -> int:
         for c in found.values()
     )  # fmt: skip
     survivors = sorted(k for k, c in found.items() if c in SURVIVED)
-    logic = [name for name in survivors if not cosmetic(name)]
-    shown = len(survivors) - len(logic)
+    wording = [name for name in survivors if cosmetic(name)]
+    sql_case = [name for name in survivors if name not in wording and sql_case_only(name)]
+    logic = [name for name in survivors if name not in wording and name not in sql_case]
+    shown = len(wording) + len(sql_case)
     tested = tally["killed"] + tally["survived"]
     print(f"mutants: {len(found)}; " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
     if tested:
         print(f"score (killed / tested): {tally['killed'] / tested:.1%}")
         print(f"score without cosmetic survivors: {tally['killed'] / (tested - shown):.1%}")
-    print(f"survivors: {len(survivors)} ({shown} cosmetic, {len(logic)} change behaviour)")
+    print(
+        f"survivors: {len(survivors)} ({len(wording)} cosmetic: message or log words; "
+        f"{len(sql_case)} SQL keyword/name case; {len(logic)} change behaviour)"
+    )
     for name in logic:
         _, _, before, after = functions(name)
         print(f"\n{name}")
