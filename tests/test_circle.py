@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from signoff import ExecutionStatus, Principal, ProposalStatus
-from signoff.exceptions import NotEntitled, NotFound, SubjectMismatch
-from tests.conftest import AGENT, APPROVER, NO_ROLE, World
+from signoff import DecisionKind, ExecutionStatus, Gate, Principal, ProposalStatus
+from signoff.exceptions import InvalidRequest, NotEntitled, NotFound, SubjectMismatch
+from signoff.identity import StoreRoleDirectory
+from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, TOKEN_KEY, World
 
 OTHER_CUSTOMERS_AGENT = Principal("u_77", "acme", actor="agent:support-bot")
 SAME_CUSTOMER_OTHER_AGENT = Principal("u_42", "acme", actor="agent:mail-bot")
@@ -123,3 +124,114 @@ def test_the_inbox_leaves_out_what_the_person_decided_or_requested(world: World)
     waiting = world.propose(order_id="ord_1002")
     assert [p.proposal_id for p in world.gate.inbox(bob)] == [waiting.proposal_id]
     assert own.proposal_id in {p.proposal_id for p in world.gate.inbox(APPROVER)}
+
+
+ALICES_AGENT = Principal("alice", "acme", actor="agent:alice-helper")
+
+
+def _store_directory_gate(world: World) -> Gate:
+    """The same store and tools, with the role directory kept in the store (as serve runs)."""
+    directory = StoreRoleDirectory(world.store, mode="revocations")
+    return Gate(
+        world.gate.catalog, world.store, token_key=TOKEN_KEY, clock=world.clock, directory=directory
+    )
+
+
+@pytest.mark.parametrize("where", ["static", "store"])
+def test_a_revoked_role_closes_every_read_the_role_gave(world: World, where: str) -> None:
+    """bob approved; alice saw it only through her role. Her token still claims the role,
+    the directory says it is gone: every read is 404, her list and inbox are empty."""
+    gate = world.gate if where == "static" else _store_directory_gate(world)
+    proposal = world.propose()
+    token = world.approve(proposal, by=APPROVER_2, key="b1")
+    execution_id = world.gate.execute(AGENT, proposal.proposal_id, token).execution.execution_id
+    waiting = world.propose(order_id="ord_1002")
+    pid = proposal.proposal_id
+    reads: list[Callable[[], object]] = [
+        lambda: gate.proposal(APPROVER, pid),
+        lambda: gate.execution(APPROVER, execution_id),
+        lambda: gate.execution_for(APPROVER, pid),
+        lambda: gate.receipt(APPROVER, execution_id),
+        lambda: gate.audit_events(APPROVER, proposal_id=pid),
+    ]
+    for read in reads:
+        read()  # the role holder is in the circle
+    assert {p.proposal_id for p in gate.proposals(APPROVER)} == {pid, waiting.proposal_id}
+    assert [p.proposal_id for p in gate.inbox(APPROVER)] == [waiting.proposal_id]
+    gate.audit_events(AUDITOR)
+    if where == "static":
+        world.directory.revoke("acme", "alice", "refund_approver")
+        world.directory.revoke("acme", "dave", "auditor")
+    else:
+        roles = StoreRoleDirectory(world.store, mode="revocations")
+        roles.revoke("acme", "alice", "refund_approver", by="olga")
+        roles.revoke("acme", "dave", "auditor", by="olga")
+    for read in reads:
+        with pytest.raises(NotFound):
+            read()
+    assert gate.proposals(APPROVER) == [] and gate.inbox(APPROVER) == []
+    with pytest.raises(NotEntitled):
+        gate.audit_events(AUDITOR)
+
+
+def test_an_approvers_agent_does_not_see_what_the_approver_decided(world: World) -> None:
+    """Agents see only what their person requested, never what the person decided."""
+    proposal = world.propose()
+    world.approve(proposal)
+    assert [p.proposal_id for p in world.gate.proposals(APPROVER)] == [proposal.proposal_id]
+    assert world.gate.proposals(ALICES_AGENT) == []
+    with pytest.raises(NotFound):
+        world.gate.proposal(ALICES_AGENT, proposal.proposal_id)
+
+
+def test_the_list_filters_by_status_and_carries_the_decisions(world: World) -> None:
+    confirmed = world.propose()
+    world.approve(confirmed)
+    rejected = world.propose(order_id="ord_1002")
+    world.reject(rejected)
+    waiting = world.propose(order_id="ord_1003")
+    by_status = {
+        status: [p.proposal_id for p in world.gate.proposals(AGENT, statuses=[status])]
+        for status in (ProposalStatus.CONFIRMED, ProposalStatus.DECLINED)
+    }
+    assert by_status == {
+        ProposalStatus.CONFIRMED: [confirmed.proposal_id],
+        ProposalStatus.DECLINED: [rejected.proposal_id],
+    }
+    both = world.gate.proposals(
+        AGENT, statuses=[ProposalStatus.CONFIRMED, ProposalStatus.AWAITING_CONFIRMATION]
+    )
+    assert {p.proposal_id for p in both} == {confirmed.proposal_id, waiting.proposal_id}
+    listed = {p.proposal_id: p for p in world.gate.proposals(AGENT)}
+    assert [a.approver for a in listed[confirmed.proposal_id].approvals] == ["alice"]
+    assert [a.kind for a in listed[rejected.proposal_id].approvals] == [DecisionKind.REJECT]
+    assert listed[waiting.proposal_id].approvals == ()
+
+
+def test_pages_hold_at_most_the_limit_and_the_defaults(world: World) -> None:
+    """limit 1…500; default pages of 100 (list) and 50 (inbox); a bool is not a number."""
+    for bad in (0, -1, 501, True, "5", 2.0):
+        with pytest.raises(InvalidRequest):
+            world.gate.proposals(AGENT, limit=bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidRequest):
+            world.gate.inbox(APPROVER, limit=bad)  # type: ignore[arg-type]
+    for i in range(101):
+        world.propose(amount_minor=1 + i)
+    assert len(world.gate.proposals(AGENT)) == 100
+    assert len(world.gate.proposals(AGENT, limit=500)) == 101
+    assert len(world.gate.proposals(AGENT, limit=1)) == 1
+    assert len(world.gate.inbox(APPROVER)) == 50
+    assert len(world.gate.inbox(APPROVER, limit=500)) == 101
+
+
+def test_inbox_pages_break_deadline_ties_by_id(world: World) -> None:
+    """Proposals filed at one instant share a deadline: the cursor's id orders them."""
+    ids = sorted(world.propose(amount_minor=100 + i).proposal_id for i in range(3))
+    seen, after = [], None
+    for _ in range(4):
+        page = world.gate.inbox(APPROVER, after=after, limit=1)
+        if not page:
+            break
+        seen.append(page[0].proposal_id)
+        after = (page[0].expires_at, page[0].proposal_id)
+    assert seen == ids

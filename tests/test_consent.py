@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from signoff import Decision, DecisionKind, ExecutionStatus, Principal, ProposalStatus
+from signoff._clock import from_micros
 from signoff.demo import FaultMode
 from signoff.exceptions import (
     ApproverRevoked,
@@ -28,9 +29,9 @@ from tests.conftest import AGENT, APPROVER, NO_ROLE, World
 TTL = timedelta(minutes=15)
 
 
-def _failed_retryable(world: World) -> tuple[str, str]:
-    proposal = world.propose()
-    token = world.approve(proposal)
+def _failed_retryable(world: World, order_id: str = "ord_1001") -> tuple[str, str]:
+    proposal = world.propose(order_id=order_id)
+    token = world.approve(proposal, key=f"k-{order_id}")
     world.provider.fail_next(FaultMode.RETRYABLE)
     result = world.gate.execute(AGENT, proposal.proposal_id, token)
     assert result.execution.status is ExecutionStatus.FAILED_RETRYABLE
@@ -53,6 +54,28 @@ def test_a_retry_after_the_confirmation_expired_starts_no_attempt(world: World) 
     assert world.ledger_amounts() == []
     assert world.gate.retry(AGENT, execution_id).duplicate  # terminal: the same answer, no call
     assert world.ledger_amounts() == []
+
+
+def test_the_confirmation_ends_at_its_expiry_instant(world: World) -> None:
+    """One microsecond before expiry a retry runs; at the instant itself, none would."""
+    proposal_id, execution_id = _failed_retryable(world)
+    with world.store.read() as tx:
+        [(expires_at,)] = tx.run(
+            "SELECT expires_at FROM tokens WHERE proposal_id = ?", (proposal_id,)
+        ).fetchall()
+    world.clock.set(from_micros(int(expires_at)))
+    with pytest.raises(TokenExpired):
+        world.gate.retry(AGENT, execution_id)
+    assert world.ledger_amounts() == []
+
+    other_id, other_execution = _failed_retryable(world, order_id="ord_1002")
+    with world.store.read() as tx:
+        [(other_expiry,)] = tx.run(
+            "SELECT expires_at FROM tokens WHERE proposal_id = ?", (other_id,)
+        ).fetchall()
+    world.clock.set(from_micros(int(other_expiry) - 1))
+    assert world.gate.retry(AGENT, other_execution).execution.status is ExecutionStatus.SUCCEEDED
+    assert world.ledger_amounts() == [("ord_1002", 19900)]
 
 
 def test_a_retry_after_an_approver_lost_the_role_starts_no_attempt(world: World) -> None:

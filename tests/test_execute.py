@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from signoff import (
     Decision,
     DecisionKind,
+    Execution,
     ExecutionStatus,
     Principal,
     ProposalStatus,
@@ -32,6 +34,8 @@ from signoff.exceptions import (
     StateChanged,
     SubjectMismatch,
 )
+from signoff.gate._hooks import HookPoint
+from signoff.gate._reconcile import Reconciled
 from tests.conftest import AGENT, APPROVER, OTHER_TENANT, REFUND, TOKEN_FORMS, World, make_world
 
 
@@ -354,3 +358,73 @@ def test_a_token_row_rewritten_for_another_operation_or_resource_is_refused(
     with pytest.raises(expected):
         world.gate.execute(AGENT, proposal.proposal_id, token)
     assert world.ledger_amounts() == []
+
+
+def _recording_hooks(world: World) -> list[tuple[HookPoint, Execution]]:
+    seen: list[tuple[HookPoint, Execution]] = []
+    world.gate._ctx = dataclasses.replace(
+        world.gate._ctx, hooks=lambda point, execution: seen.append((point, execution))
+    )
+    return seen
+
+
+def test_a_retry_is_attempt_two_with_a_fresh_lease(world: World) -> None:
+    """The provider is called by a running attempt 2 whose lease starts now; both audited."""
+    seen = _recording_hooks(world)
+    proposal = world.propose()
+    token = world.approve(proposal)
+    world.provider.fail_next(FaultMode.RETRYABLE)
+    first = world.gate.execute(AGENT, proposal.proposal_id, token)
+    assert (first.execution.status, first.execution.error_code) == (
+        ExecutionStatus.FAILED_RETRYABLE,
+        "provider_retryable",
+    )
+    world.clock.advance(timedelta(minutes=1))
+    seen.clear()
+    again = world.gate.retry(AGENT, first.execution.execution_id)
+    [running] = [e for point, e in seen if point is HookPoint.BEFORE_PROVIDER_CALL]
+    now = world.clock.now()
+    assert (running.status, running.attempts) == (ExecutionStatus.RUNNING, 2)
+    assert running.updated_at == now and running.lease_until == now + timedelta(minutes=5)
+    assert (again.execution.status, again.execution.attempts) == (ExecutionStatus.SUCCEEDED, 2)
+    started = [
+        e.payload()["attempt"]
+        for e in world.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+        if e.kind == "execution.started"
+    ]
+    assert started == [1, 2]
+    assert world.ledger_amounts() == [("ord_1001", 19900)]
+
+
+def test_a_lost_answer_is_outcome_unknown_with_the_cause(world: World) -> None:
+    proposal = world.propose()
+    world.provider.fail_next(FaultMode.TIMEOUT_BEFORE)
+    result = world.gate.execute(AGENT, proposal.proposal_id, world.approve(proposal))
+    assert result.execution.error_code == "outcome_unknown"
+    assert (result.execution.error_message or "").startswith("provider timed out")
+
+
+def test_a_worker_whose_lease_lapsed_does_not_record_over_the_reconciler(world: World) -> None:
+    """The provider answered a slow worker after its lease ran out; the reconciler had
+    already settled the execution by request key. The slow worker's record loses and it
+    answers with the reconciler's outcome: one refund, one success event."""
+    reconciled: list[Reconciled] = []
+
+    def slow_worker(point: HookPoint, execution: Execution) -> None:
+        if point is HookPoint.AFTER_PROVIDER_SUCCESS and not reconciled:
+            world.clock.advance(timedelta(minutes=6))
+            reconciled.extend(world.gate.reconcile())
+
+    world.gate._ctx = dataclasses.replace(world.gate._ctx, hooks=slow_worker)
+    proposal = world.propose()
+    result = world.gate.execute(AGENT, proposal.proposal_id, world.approve(proposal))
+    assert len(reconciled) == 1
+    assert result.execution.status is ExecutionStatus.SUCCEEDED
+    assert (reconciled[0].execution_id, reconciled[0].status) == (
+        result.execution.execution_id,
+        ExecutionStatus.SUCCEEDED,
+    )
+    [entry] = world.provider.ledger()
+    assert result.execution.provider_reference == entry.reference
+    kinds = [e.kind for e in world.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)]
+    assert kinds.count("execution.succeeded") == 1

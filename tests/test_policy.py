@@ -78,7 +78,10 @@ def test_the_inbox_leaves_out_what_the_person_already_approved(two: World) -> No
     assert [p.proposal_id for p in two.gate.inbox(APPROVER)] == [proposal.proposal_id]
     _approve(two, APPROVER, proposal.proposal_id, 1, "a1")
     assert two.gate.inbox(APPROVER) == []
-    assert [p.proposal_id for p in two.gate.inbox(APPROVER_2)] == [proposal.proposal_id]
+    [waiting] = two.gate.inbox(APPROVER_2)
+    assert waiting.proposal_id == proposal.proposal_id
+    # bob sees who approved before him, as the detail page does
+    assert [(a.approver, a.kind) for a in waiting.approvals] == [("alice", DecisionKind.APPROVE)]
 
 
 def test_two_of_m_needs_two_distinct_people(two: World) -> None:
