@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from signoff import Decision, DecisionKind, ExecutionStatus, Principal, ProposalStatus
-from signoff._clock import from_micros
+from signoff._clock import from_micros, to_micros
 from signoff.demo import FaultMode
 from signoff.exceptions import (
     ApproverRevoked,
@@ -204,6 +204,15 @@ def test_preview_and_token_expiry_have_their_own_codes(world: World) -> None:
     with pytest.raises(TokenExpired):
         world.gate.execute(AGENT, confirmed.proposal_id, token)
     assert world.ledger_amounts() == []
+    assert world.gate.proposal(AGENT, late.proposal_id).status is ProposalStatus.EXPIRED
+    expired = [
+        e
+        for e in world.gate.audit_events(AGENT, proposal_id=late.proposal_id)
+        if e.kind == "proposal.expired"
+    ]
+    assert [(e.proposal_id, e.payload()["expires_at"]) for e in expired] == [
+        (late.proposal_id, to_micros(late.expires_at))
+    ]
 
 
 def test_revoked_role_refuses_execute_before_the_token_is_used(world: World) -> None:

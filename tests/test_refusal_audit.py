@@ -7,6 +7,7 @@ import hashlib
 import pytest
 
 from signoff import AuditEvent, Decision, DecisionKind, Principal
+from signoff.demo import FaultMode
 from signoff.exceptions import AlreadyConsumed, NotFound, Refusal
 from signoff.gate._refusals import MAX_AUDITED_PER_CODE
 from tests.conftest import AGENT, APPROVER, World
@@ -104,3 +105,37 @@ def test_a_revoked_approver_deciding_is_recorded(world: World) -> None:
         world.approve(proposal)
     [event] = _refusals(world, proposal.proposal_id)
     assert (event.actor, event.payload()["code"]) == (APPROVER.subject, "approver_revoked")
+
+
+def test_a_refusal_named_by_execution_id_lands_on_its_proposal(world: World) -> None:
+    """A stranger asking to retry an execution: 404, and the evidence names both ids."""
+    proposal = world.propose()
+    world.provider.fail_next(FaultMode.RETRYABLE)
+    execution = world.gate.execute(AGENT, proposal.proposal_id, world.approve(proposal)).execution
+    stranger = Principal("u_77", "acme", actor="agent:support-bot")
+    with pytest.raises(NotFound):
+        world.gate.retry(stranger, execution.execution_id)
+    [event] = _refusals(world, proposal.proposal_id)
+    assert (event.proposal_id, event.execution_id) == (
+        proposal.proposal_id,
+        execution.execution_id,
+    )
+    assert (event.payload()["operation"], event.payload()["code"]) == ("retry", "not_found")
+    with pytest.raises(NotFound):  # an execution id never issued: nothing to attach it to
+        world.gate.retry(stranger, "exe_does_not_exist")
+    assert len(_refusals(world, proposal.proposal_id)) == 1
+
+
+def test_a_refused_token_pick_up_is_recorded(world: World) -> None:
+    """Someone other than the requesting agent asks for the token: refused, on the record."""
+    proposal = world.propose()
+    world.approve(proposal)
+    other_agent = Principal("u_42", "acme", actor="agent:mail-bot")
+    with pytest.raises(Refusal):
+        world.gate.confirmation_token(other_agent, proposal.proposal_id)
+    [event] = _refusals(world, proposal.proposal_id)
+    assert event.actor == "agent:mail-bot for u_42"
+    assert (event.payload()["operation"], event.payload()["code"]) == (
+        "confirmation_token",
+        "subject_mismatch",
+    )

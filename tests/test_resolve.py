@@ -78,3 +78,80 @@ def test_a_finished_execution_cannot_be_resolved(world: World) -> None:
             ADMIN, done.execution.execution_id, outcome="failed_terminal", reason="oops"
         )
     assert world.ledger_amounts() == [("ord_1001", 19900)]
+
+
+def test_the_resolution_is_evidence_with_its_codes(world: World) -> None:
+    """The audit event names the execution, what it was and became, the key and digest;
+    failed_terminal carries resolved_by_person, succeeded no error code."""
+    execution_id = _unknown(world)
+    failed = world.gate.resolve(
+        ADMIN, execution_id, outcome="failed_terminal", reason="provider shows no refund"
+    )
+    assert not failed.duplicate
+    assert (failed.execution.error_code, failed.execution.error_message) == (
+        "resolved_by_person",
+        "provider shows no refund",
+    )
+    proposal = world.gate.proposal(AGENT, failed.execution.proposal_id)
+    [event] = [
+        e
+        for e in world.gate.audit_events(ADMIN, proposal_id=proposal.proposal_id)
+        if e.kind == "execution.resolved"
+    ]
+    assert event.execution_id == execution_id
+    assert event.payload() | {"request_id": None} == {
+        "status": "failed_terminal",
+        "from": "unknown",
+        "request_key": proposal.request_key,
+        "executed_digest": proposal.args_digest,
+        "provider_reference": None,
+        "reason": "provider shows no refund",
+        "request_id": None,
+    }
+    other = _unknown_for(world, "ord_1002")
+    done = world.gate.resolve(
+        ADMIN, other, outcome="succeeded", provider_reference="re_manual", reason="seen"
+    )
+    assert (done.execution.status, done.execution.error_code) == (
+        ExecutionStatus.SUCCEEDED,
+        None,
+    )
+
+
+def test_reason_and_reference_have_bounds_and_a_revoked_admin_cannot_resolve(
+    world: World,
+) -> None:
+    execution_id = _unknown(world)
+    for reason in ("", "x" * 2001):
+        with pytest.raises(InvalidRequest):
+            world.gate.resolve(ADMIN, execution_id, outcome="failed_terminal", reason=reason)
+    for reference in ("", "r" * 201):
+        with pytest.raises(InvalidRequest):
+            world.gate.resolve(
+                ADMIN,
+                execution_id,
+                outcome="succeeded",
+                provider_reference=reference,
+                reason="x",
+            )
+    world.directory.revoke("acme", "olga", "signoff_admin")
+    # the token still claims the role, the directory does not: outside the circle, 404
+    with pytest.raises(NotFound):
+        world.gate.resolve(ADMIN, execution_id, outcome="failed_terminal", reason="x")
+    # still in the circle through another role, but no longer an admin: 403
+    both = Principal("olga", "acme", frozenset({"signoff_admin", "refund_approver"}))
+    world.directory.grant("acme", "olga", "refund_approver")
+    with pytest.raises(Forbidden):
+        world.gate.resolve(both, execution_id, outcome="failed_terminal", reason="x")
+    world.directory.grant("acme", "olga", "signoff_admin")
+    result = world.gate.resolve(
+        ADMIN, execution_id, outcome="succeeded", provider_reference="r" * 200, reason="x" * 2000
+    )
+    assert result.execution.provider_reference == "r" * 200
+
+
+def _unknown_for(world: World, order_id: str) -> str:
+    proposal = world.propose(order_id=order_id)
+    token = world.approve(proposal, key=f"k-{order_id}")
+    world.provider.fail_next(FaultMode.TIMEOUT_BEFORE)
+    return world.gate.execute(AGENT, proposal.proposal_id, token).execution.execution_id

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from signoff import Gate, SQLiteStore
+from signoff import Gate, ManualClock, SQLiteStore
+from signoff._clock import to_micros
 from signoff.cli._main import cli
 from signoff.demo import demo_catalog
 from signoff.exceptions import ApproverRevoked, InvalidRequest, NotEntitled
 from signoff.http import Settings, SettingsError
 from signoff.http._settings import load_settings
 from signoff.identity import StoreRoleDirectory
+from signoff.store._q_roles import RoleGrant
 from tests.conftest import AGENT, APPROVER, TOKEN_KEY, World
 
 
@@ -138,3 +141,24 @@ def test_grants_mode_tells_never_granted_from_revoked(world: World) -> None:
 
 def test_development_mode_trusts_token_roles_until_revoked() -> None:
     assert Settings(environment="development").effective_role_directory() == "revocations"
+
+
+def test_the_listing_is_one_tenant_or_one_person_with_who_and_when(store: SQLiteStore) -> None:
+    """`signoff roles list` reads every field back as written, filtered as asked."""
+    clock = ManualClock()
+    directory = StoreRoleDirectory(store, clock=clock)
+    directory.grant("acme", "alice", "refund_approver", by="ops")
+    clock.advance(timedelta(seconds=5))
+    directory.grant("acme", "bob", "auditor", by="olga")
+    directory.revoke("acme", "bob", "auditor", by="olga")
+    directory.grant("globex", "alice", "refund_approver", by="ops")
+    at = to_micros(clock.now())
+    assert directory.grants("acme", subject="bob") == [
+        RoleGrant("acme", "bob", "auditor", "olga", at, revoked=True)
+    ]
+    assert [(g.tenant, g.subject, g.role, g.revoked) for g in directory.grants("acme")] == [
+        ("acme", "alice", "refund_approver", False),
+        ("acme", "bob", "auditor", True),
+    ]
+    assert directory.grants("acme", subject="alice")[0].changed_at == at - 5_000_000
+    assert directory.grants("acme", subject="carol") == []

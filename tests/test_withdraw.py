@@ -11,7 +11,7 @@ import pytest
 
 from signoff import ExecutionStatus, Principal, ProposalStatus
 from signoff.demo import FaultMode
-from signoff.exceptions import ApproverRevoked, Forbidden, NotFound, Refusal
+from signoff.exceptions import ApproverRevoked, Forbidden, InvalidRequest, NotFound, Refusal
 from tests.conftest import AGENT, APPROVER, APPROVER_2, World
 
 AUDITOR = Principal("dave", "acme", frozenset({"auditor"}))
@@ -125,3 +125,34 @@ def test_replaying_a_decision_after_the_role_was_revoked_is_refused(world: World
     world.directory.revoke("acme", "alice", "refund_approver")
     with pytest.raises(ApproverRevoked):
         world.approve(proposal, key="click")
+
+
+def test_revoking_writes_the_reason_and_retires_the_token_row(world: World) -> None:
+    """The reason is bounded and on the record; the token row itself is revoked as well."""
+    proposal_id = _confirmed(world)
+    for reason in ("", "x" * 2001):
+        with pytest.raises(InvalidRequest):
+            world.gate.revoke(APPROVER, proposal_id, reason=reason)
+    world.gate.revoke(APPROVER, proposal_id, reason="r" * 2000)
+    [event] = [
+        e
+        for e in world.gate.audit_events(AUDITOR, proposal_id=proposal_id)
+        if e.kind == "proposal.revoked"
+    ]
+    assert event.payload()["reason"] == "r" * 2000
+    with world.store.read() as tx:
+        [(status,)] = tx.run(
+            "SELECT status FROM tokens WHERE proposal_id = ?", (proposal_id,)
+        ).fetchall()
+    assert status == "revoked"
+
+
+def test_an_auditor_whose_admin_role_was_revoked_sees_but_cannot_revoke(world: World) -> None:
+    """Still in the circle as an auditor; the admin role the token claims is gone: 403."""
+    proposal_id = _confirmed(world)
+    both = Principal("olga", "acme", frozenset({"signoff_admin", "auditor"}))
+    world.directory.grant("acme", "olga", "auditor")
+    world.directory.revoke("acme", "olga", "signoff_admin")
+    with pytest.raises(Forbidden):
+        world.gate.revoke(both, proposal_id, reason="not an admin any more")
+    assert world.gate.proposal(AGENT, proposal_id).status is ProposalStatus.CONFIRMED
