@@ -129,7 +129,10 @@ def cosmetic(name: str) -> bool:
     return False
 
 
-_SQL = re.compile(r"\b(SELECT|UPDATE|INSERT|DELETE|WHERE|FROM|AND|OR|ORDER BY|NULL|EXISTS|LIMIT)\b")
+_SQL = re.compile(
+    r"\b(SELECT|UPDATE|INSERT|DELETE|WHERE|FROM|AND|OR|ORDER BY|NULL|EXISTS|LIMIT|VALUES|SET"
+    r"|ON CONFLICT|DO NOTHING|RETURNING|INTO|JOIN)\b"
+)
 
 
 def _sql_fold(text: str) -> str:

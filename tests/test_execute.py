@@ -19,6 +19,7 @@ from signoff import (
     ProposalStatus,
     ResourceState,
 )
+from signoff._clock import to_micros
 from signoff.demo import FaultMode
 from signoff.exceptions import (
     AlreadyConsumed,
@@ -428,3 +429,17 @@ def test_a_worker_whose_lease_lapsed_does_not_record_over_the_reconciler(world: 
     assert result.execution.provider_reference == entry.reference
     kinds = [e.kind for e in world.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)]
     assert kinds.count("execution.succeeded") == 1
+
+
+def test_the_row_records_when_an_execution_completed(world: World) -> None:
+    """completed_at is set when the outcome is terminal, and only then (for operators' SQL)."""
+    unknown = world.propose()
+    world.provider.fail_next(FaultMode.TIMEOUT_BEFORE)
+    pending = world.gate.execute(AGENT, unknown.proposal_id, world.approve(unknown)).execution
+    world.clock.advance(timedelta(seconds=3))
+    done = world.propose(order_id="ord_1002")
+    finished = world.gate.execute(AGENT, done.proposal_id, world.approve(done, key="k2")).execution
+    with world.store.read() as tx:
+        rows = dict(tx.run("SELECT execution_id, completed_at FROM executions").fetchall())
+    assert rows[pending.execution_id] is None
+    assert rows[finished.execution_id] == to_micros(world.clock.now())
