@@ -35,7 +35,7 @@ from signoff.catalog._catalog import Catalog
 from signoff.gate._gate import Gate
 from signoff.gate._reconcile import Reconciled
 from signoff.store._base import Store
-from signoff.store._sql import PasskeyRecord
+from signoff.store._sql import CheckpointRecord, PasskeyRecord
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -200,6 +200,12 @@ class AsyncGate:
 
     async def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
         return await self.run_sync(self.gate.export_bundle, tenant, since=since)
+
+    async def checkpoint_due(self) -> list[CheckpointRecord]:
+        return await self.run_sync(self.gate.checkpoint_due)
+
+    async def checkpoint_now(self) -> list[CheckpointRecord]:
+        return await self.run_sync(self.gate.checkpoint_now)
 
     async def register_passkey(
         self,
