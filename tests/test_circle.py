@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from signoff import DecisionKind, ExecutionStatus, Gate, Principal, ProposalStatus
-from signoff.exceptions import InvalidRequest, NotEntitled, NotFound, SubjectMismatch
+from signoff.exceptions import Forbidden, InvalidRequest, NotEntitled, NotFound, SubjectMismatch
 from signoff.identity import StoreRoleDirectory
 from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, TOKEN_KEY, World
 
@@ -235,3 +235,33 @@ def test_inbox_pages_break_deadline_ties_by_id(world: World) -> None:
         seen.append(page[0].proposal_id)
         after = (page[0].expires_at, page[0].proposal_id)
     assert seen == ids
+
+
+def test_a_person_with_two_roles_sees_what_either_role_may_decide(world: World) -> None:
+    bob = Principal("bob", "acme", frozenset({"refund_approver", "support"}))
+    world.directory.grant("acme", "bob", "support")
+    proposal = world.propose()
+    assert [p.proposal_id for p in world.gate.proposals(bob)] == [proposal.proposal_id]
+    assert [p.proposal_id for p in world.gate.inbox(bob)] == [proposal.proposal_id]
+
+
+def test_a_revoked_role_holder_is_told_404_not_403(world: World) -> None:
+    """Outside the circle, asking for the token or cancelling is 'no such proposal'."""
+    proposal = world.propose()
+    world.directory.revoke("acme", "bob", "refund_approver")
+    with pytest.raises(NotFound):
+        world.gate.cancel(APPROVER_2, proposal.proposal_id)
+    world.approve(proposal)
+    with pytest.raises(NotFound):
+        world.gate.confirmation_token(APPROVER_2, proposal.proposal_id)
+
+
+def test_an_auditor_whose_approver_role_was_revoked_cannot_revoke(world: World) -> None:
+    """In the circle as an auditor, the approver role the token claims is gone: 403."""
+    proposal = world.propose()
+    world.approve(proposal)
+    dave = Principal("dave", "acme", frozenset({"auditor", "refund_approver"}))
+    world.directory.revoke("acme", "dave", "refund_approver")
+    with pytest.raises(Forbidden):
+        world.gate.revoke(dave, proposal.proposal_id, reason="not mine any more")
+    assert world.gate.proposal(AGENT, proposal.proposal_id).status is ProposalStatus.CONFIRMED

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from signoff import Decision, DecisionKind, Proposal
+from signoff import Decision, DecisionKind, Principal, Proposal
 from signoff.exceptions import DeviceSignatureInvalid, DeviceSignatureRequired
 from signoff.proof import PublicKeys, verify_bundle
 from tests.conftest import AGENT, APPROVER, APPROVER_2, World, make_world
 from tests.proof.conftest import SoftAuthenticator
 
 HIGH = {"order_id": "ord_9200", "amount_minor": 100_000}
+AUDITOR = Principal("dave", "acme", frozenset({"auditor"}))
 
 
 @pytest.fixture
@@ -127,3 +129,57 @@ def test_wrong_rp_id_is_refused(world: World, device: SoftAuthenticator) -> None
     decision.device["rp_id"] = "signoff.test"
     with pytest.raises(DeviceSignatureInvalid, match="RP ID"):
         world.gate.decide(APPROVER, proposal.proposal_id, decision, idempotency_key="rp")
+
+
+def test_a_device_that_keeps_no_counter_signs_with_zero_each_time(world: World) -> None:
+    """Counter 0 on a passkey enrolled at 0 is a device without a counter: accepted."""
+    device = SoftAuthenticator()
+    world.gate.register_passkey(
+        APPROVER,
+        credential_id=device.credential_id,
+        public_key="(COSE)",
+        public_jwk=device.public_jwk(),
+        sign_count=0,
+    )
+    for i, amount in enumerate((100_000, 100_001)):
+        proposal = world.propose(order_id="ord_9200", amount_minor=amount)
+        device.counter = -1  # the next assertion carries 0
+        world.gate.decide(
+            APPROVER, proposal.proposal_id, _signed(device, proposal), idempotency_key=f"z{i}"
+        )
+        assert world.gate.proposal(AGENT, proposal.proposal_id).approvals[0].approver == "alice"
+
+
+def test_the_same_counter_twice_is_a_replay(world: World, device: SoftAuthenticator) -> None:
+    """Counter 1 used; another assertion also at 1 (not past it) is refused."""
+    a, b = world.propose(**HIGH), world.propose(order_id="ord_9200", amount_minor=100_001)
+    world.gate.decide(APPROVER, a.proposal_id, _signed(device, a), idempotency_key="a")
+    device.counter = 0  # the next assertion carries 1 again
+    with pytest.raises(DeviceSignatureInvalid, match="used before"):
+        world.gate.decide(APPROVER, b.proposal_id, _signed(device, b), idempotency_key="b")
+
+
+def test_enrolment_is_recorded_once_with_the_public_key(
+    world: World, device: SoftAuthenticator
+) -> None:
+    """The chain holds who enrolled which credential and its public key (the offline
+    verifier checks device signatures against it); the same credential twice is refused."""
+    [event] = [e for e in world.gate.audit_events(AUDITOR) if e.kind == "passkey.registered"]
+    assert event.actor == "alice"
+    assert event.payload() | {"request_id": None} == {
+        "credential_id": device.credential_id,
+        "public_key": device.public_jwk(),
+        "request_id": None,
+    }
+    [record] = world.gate.passkeys(APPROVER)
+    assert record.public_jwk == json.dumps(device.public_jwk(), sort_keys=True)
+    with pytest.raises(DeviceSignatureInvalid, match="already enrolled"):
+        world.gate.register_passkey(
+            APPROVER_2,
+            credential_id=device.credential_id,
+            public_key="(COSE)",
+            public_jwk=device.public_jwk(),
+            sign_count=0,
+        )
+    kinds = [e.kind for e in world.gate.audit_events(AUDITOR)]
+    assert kinds.count("passkey.registered") == 1

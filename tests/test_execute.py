@@ -140,6 +140,24 @@ def test_seed_expired_refused(world: World) -> None:
     assert world.gate.proposal(AGENT, proposal.proposal_id).status is ProposalStatus.EXPIRED
 
 
+def test_expire_due_counts_every_proposal_it_expires(world: World) -> None:
+    """Awaiting and confirmed ones past their deadline, each counted; decided ones kept."""
+    waiting = world.propose()
+    confirmed = world.propose(order_id="ord_1002")
+    world.approve(confirmed)
+    rejected = world.propose(order_id="ord_1003")
+    world.reject(rejected)
+    world.clock.set(waiting.expires_at)
+    assert world.gate.expire_due() == 2
+    assert world.gate.expire_due() == 0
+    statuses = {p.proposal_id: p.status for p in world.gate.proposals(AGENT)}
+    assert statuses == {
+        waiting.proposal_id: ProposalStatus.EXPIRED,
+        confirmed.proposal_id: ProposalStatus.EXPIRED,
+        rejected.proposal_id: ProposalStatus.DECLINED,
+    }
+
+
 def test_seed_revoked_reviewer_refused(world: World) -> None:
     """The approver lost the role between approval and execution: refused, no effect."""
     proposal = world.propose()
@@ -382,10 +400,19 @@ def test_a_retry_is_attempt_two_with_a_fresh_lease(world: World) -> None:
     )
     world.clock.advance(timedelta(minutes=1))
     seen.clear()
+    executing: list[ProposalStatus] = []
+
+    def record(point: HookPoint, execution: Execution) -> None:
+        seen.append((point, execution))
+        if point is HookPoint.BEFORE_PROVIDER_CALL:
+            executing.append(world.gate.proposal(AGENT, proposal.proposal_id).status)
+
+    world.gate._ctx = dataclasses.replace(world.gate._ctx, hooks=record)
     again = world.gate.retry(AGENT, first.execution.execution_id)
     [running] = [e for point, e in seen if point is HookPoint.BEFORE_PROVIDER_CALL]
     now = world.clock.now()
     assert (running.status, running.attempts) == (ExecutionStatus.RUNNING, 2)
+    assert executing == [ProposalStatus.EXECUTING]
     assert running.updated_at == now and running.lease_until == now + timedelta(minutes=5)
     assert (again.execution.status, again.execution.attempts) == (ExecutionStatus.SUCCEEDED, 2)
     started = [

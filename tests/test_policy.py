@@ -88,6 +88,7 @@ def test_two_of_m_needs_two_distinct_people(two: World) -> None:
     """The first approval issues no token; the same person twice is refused; the second does."""
     proposal = two.gate.propose(AGENT, "refund_order", REFUND)
     assert _approve(two, APPROVER, proposal.proposal_id, 1, "a1") is None
+    assert _approve(two, APPROVER, proposal.proposal_id, 1, "a1") is None  # replay: no token
     assert two.gate.proposal(AGENT, proposal.proposal_id).status is (
         ProposalStatus.AWAITING_CONFIRMATION
     )
@@ -107,6 +108,9 @@ def test_requester_confirms_before_the_role_holder(sequence: World) -> None:
         _approve(sequence, APPROVER, proposal.proposal_id, 1, "early")
     with pytest.raises(SeparationOfDuties):
         _approve(sequence, AGENT, proposal.proposal_id, 1, "agent")
+    assert _approve(sequence, CUSTOMER, proposal.proposal_id, 1, "c1") is None
+    # the customer's retry of the same request (a timeout, a double click) is answered
+    # again, without asking for the approver role the customer never needed
     assert _approve(sequence, CUSTOMER, proposal.proposal_id, 1, "c1") is None
     token = _approve(sequence, APPROVER, proposal.proposal_id, 2, "a1")
     assert token is not None

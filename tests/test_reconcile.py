@@ -167,6 +167,9 @@ def test_pending_keeps_it_running_then_escalates(
     monkeypatch.setattr(tool, "lookup", lambda key: Pending())
     monkeypatch.setattr(tool, "max_lookups", 3)
     assert _actions(fw.gate.reconcile()) == [("pending", "running")]
+    pending = fw.execution_of(proposal)  # a new lease, the same attempt, no error any more
+    assert (pending.attempts, pending.error_code, pending.error_message) == (1, None, None)
+    assert pending.lease_until is not None and pending.lease_until > pending.updated_at
     with pytest.raises(ExecutionInProgress):
         fw.gate.retry(AGENT, execution.execution_id)
     assert fw.gate.reconcile() == []  # its new lease is live
@@ -194,6 +197,11 @@ def test_failed_lookups_leave_it_unknown_then_escalate(
     monkeypatch.setattr(tool, "lookup", no_answer)
     monkeypatch.setattr(tool, "max_lookups", 2)
     assert _actions(fw.gate.reconcile()) == [("lookup_failed", "unknown")]
+    unknown = fw.execution_of(proposal)
+    assert (unknown.error_code, unknown.error_message) == (
+        "outcome_unknown",
+        "the lookup by request key got no answer",
+    )
     assert _actions(fw.gate.reconcile()) == [("escalated", "needs_attention")]
     assert fw.provider.ledger() == []
     kinds = [e.kind for e in fw.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)]

@@ -87,7 +87,7 @@ def test_the_resolution_is_evidence_with_its_codes(world: World) -> None:
     failed = world.gate.resolve(
         ADMIN, execution_id, outcome="failed_terminal", reason="provider shows no refund"
     )
-    assert not failed.duplicate
+    assert failed.duplicate is False
     assert (failed.execution.error_code, failed.execution.error_message) == (
         "resolved_by_person",
         "provider shows no refund",
@@ -148,6 +148,14 @@ def test_reason_and_reference_have_bounds_and_a_revoked_admin_cannot_resolve(
         ADMIN, execution_id, outcome="succeeded", provider_reference="r" * 200, reason="x" * 2000
     )
     assert result.execution.provider_reference == "r" * 200
+    one = world.gate.resolve(
+        ADMIN,
+        _unknown_for(world, "ord_1002"),
+        outcome="succeeded",
+        provider_reference="r",
+        reason="x",
+    )
+    assert one.execution.provider_reference == "r"  # one character is a reference too
 
 
 def _unknown_for(world: World, order_id: str) -> str:

@@ -8,16 +8,25 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from signoff import Gate, ManualClock, SQLiteStore
+from signoff import (
+    Decision,
+    DecisionKind,
+    ExecutionStatus,
+    Gate,
+    ManualClock,
+    Principal,
+    ProposalStatus,
+    SQLiteStore,
+)
 from signoff._clock import to_micros
 from signoff.cli._main import cli
-from signoff.demo import demo_catalog
+from signoff.demo import FaultMode, demo_catalog
 from signoff.exceptions import ApproverRevoked, InvalidRequest, NotEntitled
 from signoff.http import Settings, SettingsError
 from signoff.http._settings import load_settings
 from signoff.identity import StoreRoleDirectory
 from signoff.store._q_roles import RoleGrant
-from tests.conftest import AGENT, APPROVER, TOKEN_KEY, World
+from tests.conftest import AGENT, APPROVER, REFUND, TOKEN_KEY, World
 
 
 @pytest.fixture
@@ -162,3 +171,54 @@ def test_the_listing_is_one_tenant_or_one_person_with_who_and_when(store: SQLite
     ]
     assert directory.grants("acme", subject="alice")[0].changed_at == at - 5_000_000
     assert directory.grants("acme", subject="carol") == []
+
+
+def test_every_step_asks_the_store_directory_inside_its_transaction(world: World) -> None:
+    """With the directory in the store (as `serve` runs it) each step that consults it —
+    decide and its replay, execute and its replay, revoke, cancel, stop, resolve — works,
+    and a revocation made meanwhile is seen by the next step."""
+    directory = StoreRoleDirectory(world.store, mode="revocations")
+    gate = Gate(
+        world.gate.catalog, world.store, token_key=TOKEN_KEY, clock=world.clock, directory=directory
+    )
+    admin = Principal("olga", "acme", frozenset({"signoff_admin"}))
+
+    def approved(order: str) -> tuple[str, str]:
+        proposal = gate.propose(AGENT, "refund_order", {**REFUND, "order_id": order})
+        decision = Decision(DecisionKind.APPROVE, proposal.version)
+        first = gate.decide(APPROVER, proposal.proposal_id, decision, idempotency_key=order)
+        again = gate.decide(APPROVER, proposal.proposal_id, decision, idempotency_key=order)
+        assert again.proposal.version == first.proposal.version
+        return proposal.proposal_id, gate.confirmation_token(AGENT, proposal.proposal_id)
+
+    pid, token = approved("ord_1001")
+    done = gate.execute(AGENT, pid, token, idempotency_key="x1")
+    assert gate.execute(AGENT, pid, token, idempotency_key="x1").duplicate
+    assert done.execution.status is ExecutionStatus.SUCCEEDED
+
+    revoked, _ = approved("ord_1002")
+    assert gate.revoke(APPROVER, revoked, reason="customer called").status is (
+        ProposalStatus.REVOKED
+    )
+    cancelled = gate.propose(AGENT, "refund_order", {**REFUND, "order_id": "ord_1003"})
+    assert gate.cancel(AGENT, cancelled.proposal_id).status is ProposalStatus.CANCELLED
+
+    stopped, stop_token = approved("ord_1004")
+    world.provider.fail_next(FaultMode.RETRYABLE)
+    failing = gate.execute(AGENT, stopped, stop_token).execution
+    assert gate.stop(APPROVER, failing.execution_id, reason="no").execution.status is (
+        ExecutionStatus.FAILED_TERMINAL
+    )
+    lost, lost_token = approved("ord_1005")
+    world.provider.fail_next(FaultMode.TIMEOUT_BEFORE)
+    unknown = gate.execute(AGENT, lost, lost_token).execution
+    resolved = gate.resolve(admin, unknown.execution_id, outcome="failed_terminal", reason="none")
+    assert resolved.execution.status is ExecutionStatus.FAILED_TERMINAL
+
+    directory.revoke("acme", "alice", "refund_approver", by="olga")
+    late = gate.propose(AGENT, "refund_order", {**REFUND, "order_id": "ord_1006"})
+    with pytest.raises(ApproverRevoked):
+        gate.decide(
+            APPROVER, late.proposal_id, Decision(DecisionKind.APPROVE, 1), idempotency_key="z"
+        )
+    assert world.ledger_amounts() == [("ord_1001", 19900)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -148,3 +149,27 @@ def test_another_deployments_key_refused(world: World, token: str) -> None:
     _refused(world, jwt.encode(_claims(token), other.private_key, "EdDSA", head), InvalidToken)
     head = {"kid": _proof(world).keys.active, "typ": CONFIRMATION_TYP}
     _refused(world, jwt.encode(_claims(token), other.private_key, "EdDSA", head), InvalidToken)
+
+
+@pytest.mark.parametrize(
+    ("deployment", "tools", "signed"),
+    [("opaque", {}, False), ("opaque", {"refund_order": "signed"}, True), ("signed", {}, True)],
+)
+def test_the_token_form_follows_the_tools_setting_and_is_handed_again_alike(
+    tmp_path: Path, deployment: str, tools: dict[str, str], signed: bool
+) -> None:
+    """A signing deployment may keep opaque tokens, or sign only some tools; the agent's
+    pick-up hands the same token in the same form, and it executes once."""
+    world = make_world(tmp_path, token_form="signed")
+    proof = GateProof(KeySet.generate(), issuer=ISSUER, token_form=deployment, tool_forms=tools)
+    world.gate._ctx = dataclasses.replace(world.gate._ctx, proof=proof)
+    try:
+        proposal = world.propose()
+        token = world.approve(proposal)
+        assert (token.count(".") == 2) is signed and token.startswith("sot_") is not signed
+        assert world.gate.confirmation_token(AGENT, proposal.proposal_id) == token
+        world.gate.execute(AGENT, proposal.proposal_id, token)
+        assert world.ledger_amounts() == [("ord_1001", 19900)]
+    finally:
+        world.store.close()
+        world.shop.close()

@@ -18,6 +18,7 @@ from signoff import DecisionKind, ExecutionStatus, Proposal, ProposalStatus
 from signoff._clock import from_micros, to_micros
 from signoff._model import Approval, Execution
 from signoff.audit._chain import verify_chain
+from signoff.identity import StoreRoleDirectory
 from signoff.store._sql import (
     ConsumeWrite,
     DecisionWrite,
@@ -195,3 +196,26 @@ def test_an_outcome_for_an_execution_that_moved_is_not_recorded(b: Backend) -> N
     assert moved is None
     assert _counts(b, p.proposal_id) == before
     assert gate.proposal(APPROVER, p.proposal_id).status is ProposalStatus.SUCCEEDED
+
+
+@pytest.mark.parametrize("stored", [None, True, False], ids=["none", "granted", "revoked"])
+@pytest.mark.parametrize(
+    "read", [None, True, False], ids=["read-none", "read-granted", "read-revoked"]
+)
+def test_a_role_entry_premise_holds_only_when_it_is_what_was_read(
+    b: Backend, stored: bool | None, read: bool | None
+) -> None:
+    """Each directory entry the read saw (none, granted, revoked) is written back as that
+    premise: the same entry lets the decision through, any other refuses it."""
+    directory = StoreRoleDirectory(b.store)
+    if stored is not None:
+        directory.grant("acme", "alice", "refund_approver", by="ops")
+        if stored is False:
+            directory.revoke("acme", "alice", "refund_approver", by="ops")
+    p = b.propose(b.gate())
+    write = _decision(p, roles={("acme", "alice", "refund_approver"): read})
+    if stored is read:
+        _write(b, write)
+        assert _counts(b, p.proposal_id)[1] == 1  # the decision is written
+    else:
+        _refused(b, write, p.proposal_id, "role_entries")
