@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from signoff import Decision, DecisionKind
 from signoff.exceptions import AlreadyConsumed, AudienceMismatch, Expired, InvalidToken
-from signoff.gate._proof import GateProof
+from signoff.gate._proof import GateProof, TokenForm
 from signoff.proof import CONFIRMATION_TYP, KeySet, PublicKeys
 from signoff.verify import verify_confirmation_token
 from tests.conftest import AGENT, APPROVER, ISSUER, World, make_world
@@ -156,7 +156,7 @@ def test_another_deployments_key_refused(world: World, token: str) -> None:
     [("opaque", {}, False), ("opaque", {"refund_order": "signed"}, True), ("signed", {}, True)],
 )
 def test_the_token_form_follows_the_tools_setting_and_is_handed_again_alike(
-    tmp_path: Path, deployment: str, tools: dict[str, str], signed: bool
+    tmp_path: Path, deployment: TokenForm, tools: dict[str, TokenForm], signed: bool
 ) -> None:
     """A signing deployment may keep opaque tokens, or sign only some tools; the agent's
     pick-up hands the same token in the same form, and it executes once."""
