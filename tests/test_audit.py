@@ -107,3 +107,43 @@ def test_chains_are_per_tenant(world: World) -> None:
     assert events and all(e.tenant == "globex" for e in events)
     with pytest.raises(NotEntitled):
         world.gate.audit_events(globex)
+
+
+def test_the_execution_events_carry_the_evidence_a_reader_needs(world: World) -> None:
+    """Who consumed which token over which digest, each attempt and its key, and the
+    outcome with the executed digest and the provider's reference — named by execution."""
+    proposal = world.propose()
+    result = world.gate.execute(AGENT, proposal.proposal_id, world.approve(proposal))
+    execution = result.execution
+    events = {
+        e.kind: e
+        for e in world.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+        if e.kind.startswith(("token.consumed", "execution."))
+    }
+    assert set(events) == {"token.consumed", "execution.started", "execution.succeeded"}
+    assert {e.execution_id for e in events.values()} == {execution.execution_id}
+    assert events["token.consumed"].actor == "agent:support-bot for u_42"
+    [issued] = [
+        e
+        for e in world.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+        if e.kind == "token.issued"
+    ]
+    token_id = issued.payload()["token_id"]
+
+    def payload(kind: str) -> dict[str, object]:
+        return {k: v for k, v in events[kind].payload().items() if k != "request_id"}
+
+    assert payload("token.consumed") == {
+        "token_id": token_id,
+        "args_digest": proposal.args_digest,
+        "request_key": proposal.request_key,
+    }
+    assert payload("execution.started") == {"attempt": 1, "request_key": proposal.request_key}
+    assert payload("execution.succeeded") == {
+        "attempt": 1,
+        "request_key": proposal.request_key,
+        "executed_digest": proposal.args_digest,
+        "provider_reference": world.provider.ledger()[0].reference,
+        "error_code": None,
+    }
+    assert execution.execution_id.startswith("exe_")

@@ -5,11 +5,19 @@ Each test checks the provider's ledger: a refused attempt never reaches it.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
 
-from signoff import Decision, DecisionKind, ExecutionStatus, Principal, ProposalStatus
+from signoff import (
+    Decision,
+    DecisionKind,
+    ExecutionStatus,
+    Principal,
+    ProposalStatus,
+    StaticRoleDirectory,
+)
 from signoff._clock import from_micros, to_micros
 from signoff.demo import FaultMode
 from signoff.exceptions import (
@@ -240,3 +248,31 @@ def test_the_requester_never_approves_their_own_request(world: World) -> None:
     with pytest.raises(SeparationOfDuties):
         world.approve(proposal, by=bob)
     assert world.gate.proposal(bob, proposal.proposal_id).approvals == ()
+
+
+class _RevokedBetweenReadAndWrite(StaticRoleDirectory):
+    """alice holds the role when execute's read asks, and no longer when its write asks."""
+
+    def __init__(self, inner: StaticRoleDirectory) -> None:
+        super().__init__()
+        self.inner, self.armed, self.asked = inner, False, 0
+
+    def holds_role(self, tenant: str, subject: str, role: str) -> bool:
+        if self.armed and subject == "alice":
+            self.asked += 1
+            return self.asked == 1
+        return self.inner.holds_role(tenant, subject, role)
+
+
+def test_a_role_revoked_between_executes_read_and_its_write_stops_it(world: World) -> None:
+    """A directory outside the store is asked again as the consume-and-start write begins."""
+    directory = _RevokedBetweenReadAndWrite(world.directory)
+    world.gate._ctx = dataclasses.replace(world.gate._ctx, directory=directory)
+    proposal = world.propose()
+    token = world.approve(proposal)
+    directory.armed = True
+    with pytest.raises(ApproverRevoked):
+        world.gate.execute(AGENT, proposal.proposal_id, token)
+    assert directory.asked >= 2
+    assert world.ledger_amounts() == []
+    assert world.gate.proposal(AGENT, proposal.proposal_id).status is ProposalStatus.CONFIRMED
