@@ -19,7 +19,7 @@ from signoff.exceptions import (
     SeparationOfDuties,
     VersionConflict,
 )
-from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, OTHER_TENANT, World
+from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, OTHER_TENANT, REFUND, World
 
 APPROVE = DecisionKind.APPROVE
 
@@ -220,3 +220,18 @@ def test_bool_expected_version_is_refused(world: World) -> None:
         world.gate.decide(
             APPROVER, proposal.proposal_id, Decision(APPROVE, True), idempotency_key="k"
         )
+
+
+def test_the_beneficiary_cannot_approve_a_refund_someone_else_requested(world: World) -> None:
+    """Support staff asked for u_42's refund; u_42 holds the approver role, but it is
+    their own money: refused. The decision is left to someone else."""
+    staff_agent = Principal("bob", "acme", frozenset({"support"}), actor="agent:support-bot")
+    proposal = world.gate.propose(staff_agent, "refund_order", REFUND)
+    assert proposal.state["beneficiary"] == "u_42"
+    world.directory.grant("acme", "u_42", "refund_approver")
+    owner_with_role = Principal("u_42", "acme", frozenset({"refund_approver"}))
+    with pytest.raises(SeparationOfDuties, match="benef"):
+        _decide(world, owner_with_role, proposal.proposal_id, 1)
+    assert world.gate.proposal(APPROVER, proposal.proposal_id).approvals == ()
+    _decide(world, APPROVER, proposal.proposal_id, 1)
+    assert world.gate.proposal(APPROVER, proposal.proposal_id).status is ProposalStatus.CONFIRMED

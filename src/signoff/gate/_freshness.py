@@ -18,7 +18,20 @@ from signoff.gate._context import GateContext
 
 
 def requester_of(proposal: Proposal) -> Principal:
-    return Principal(proposal.requester_subject, proposal.tenant, actor=proposal.requester_actor)
+    """The requester as the read step saw them at proposal time, roles included.
+
+    Approving reads the state again on the requester's behalf (the approver may not be
+    entitled to read it): support staff who asked for a customer's refund through their
+    role must be read as support staff again, or every such request would look
+    ``state_changed``. Proposals stored before the roles were kept read with none.
+    """
+    roles = proposal.state.get("requester_roles") or ()
+    return Principal(
+        proposal.requester_subject,
+        proposal.tenant,
+        roles=frozenset(str(role) for role in roles),
+        actor=proposal.requester_actor,
+    )
 
 
 def check_fresh(

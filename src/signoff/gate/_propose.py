@@ -51,7 +51,12 @@ def propose(
         args_digest=args_digest(tool.name, tool.version, arguments),
         resource_id=state.resource_id,
         state_version=state.version,
-        state={"summary": state.summary, "beneficiary": state.beneficiary},
+        state={
+            "summary": state.summary,
+            "beneficiary": state.beneficiary,
+            # The roles the read step saw; approve reads the state again as this requester.
+            "requester_roles": sorted(principal.roles),
+        },
         risk=risk,
         policy=policy.to_dict(),
         # As the store gives it back: JSON values, lists as tuples.
