@@ -30,15 +30,18 @@ def world(tmp_path: Path) -> Iterator[World]:
 @pytest.fixture
 def device(world: World) -> SoftAuthenticator:
     """alice's passkey, enrolled (as the page does after py_webauthn checked it)."""
-    authenticator = SoftAuthenticator()
+    return _enrol(world, APPROVER, SoftAuthenticator())
+
+
+def _enrol(world: World, who: Principal, device: SoftAuthenticator) -> SoftAuthenticator:
     world.gate.register_passkey(
-        APPROVER,
-        credential_id=authenticator.credential_id,
+        who,
+        credential_id=device.credential_id,
         public_key="(COSE key, used by py_webauthn on the page)",
-        public_jwk=authenticator.public_jwk(),
+        public_jwk=device.public_jwk(),
         sign_count=0,
     )
-    return authenticator
+    return device
 
 
 def _signed(device: SoftAuthenticator, proposal: Proposal, **kw: Any) -> Decision:
@@ -133,14 +136,7 @@ def test_wrong_rp_id_is_refused(world: World, device: SoftAuthenticator) -> None
 
 def test_a_device_that_keeps_no_counter_signs_with_zero_each_time(world: World) -> None:
     """Counter 0 on a passkey enrolled at 0 is a device without a counter: accepted."""
-    device = SoftAuthenticator()
-    world.gate.register_passkey(
-        APPROVER,
-        credential_id=device.credential_id,
-        public_key="(COSE)",
-        public_jwk=device.public_jwk(),
-        sign_count=0,
-    )
+    device = _enrol(world, APPROVER, SoftAuthenticator())
     for i, amount in enumerate((100_000, 100_001)):
         proposal = world.propose(order_id="ord_9200", amount_minor=amount)
         device.counter = -1  # the next assertion carries 0
@@ -174,12 +170,6 @@ def test_enrolment_is_recorded_once_with_the_public_key(
     [record] = world.gate.passkeys(APPROVER)
     assert record.public_jwk == json.dumps(device.public_jwk(), sort_keys=True)
     with pytest.raises(DeviceSignatureInvalid, match="already enrolled"):
-        world.gate.register_passkey(
-            APPROVER_2,
-            credential_id=device.credential_id,
-            public_key="(COSE)",
-            public_jwk=device.public_jwk(),
-            sign_count=0,
-        )
+        _enrol(world, APPROVER_2, device)
     kinds = [e.kind for e in world.gate.audit_events(AUDITOR)]
     assert kinds.count("passkey.registered") == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -29,6 +30,19 @@ def world(tmp_path: Path) -> Iterator[World]:
 def _proof(world: World) -> GateProof:
     assert world.gate._ctx.proof is not None
     return world.gate._ctx.proof
+
+
+@contextmanager
+def _cadence(tmp_path: Path, *, events: int, seconds: int) -> Iterator[tuple[World, GateProof]]:
+    """A signing world whose checkpoints come every ``events`` events or ``seconds``."""
+    world = make_world(tmp_path, token_form="signed")
+    proof = dataclasses.replace(_proof(world), checkpoint_events=events, checkpoint_seconds=seconds)
+    world.gate._ctx = dataclasses.replace(world.gate._ctx, proof=proof)
+    try:
+        yield world, proof
+    finally:
+        world.store.close()
+        world.shop.close()
 
 
 def _refund(world: World, order: str = "ord_1001", amount: int = 1000) -> str:
@@ -119,26 +133,17 @@ def test_database_rewrite_with_recomputed_hashes_fails_the_bundle(world: World) 
 
 def test_checkpoints_every_n_events(tmp_path: Path) -> None:
     """With checkpoint_events=3, proposals alone are checkpointed every third event."""
-    world = make_world(tmp_path, token_form="signed")
-    proof = dataclasses.replace(_proof(world), checkpoint_events=3, checkpoint_seconds=3600)
-    world.gate._ctx = dataclasses.replace(world.gate._ctx, proof=proof)
-    try:
+    with _cadence(tmp_path, events=3, seconds=3600) as (world, _):
         for i in range(7):
             world.propose(amount_minor=100 + i)
         with world.store.read() as tx:
             sizes = [c.size for c in tx.checkpoints("acme")]
         assert sizes == [1, 4, 7]  # the first event (no checkpoint yet), then every 3
-    finally:
-        world.store.close()
-        world.shop.close()
 
 
 def test_a_quiet_log_is_checkpointed_by_the_age_pass(tmp_path: Path) -> None:
     """Events under the count limit, then no write: checkpoint_due() covers them once aged."""
-    world = make_world(tmp_path, token_form="signed")
-    proof = dataclasses.replace(_proof(world), checkpoint_events=64, checkpoint_seconds=60)
-    world.gate._ctx = dataclasses.replace(world.gate._ctx, proof=proof)
-    try:
+    with _cadence(tmp_path, events=64, seconds=60) as (world, proof):
         world.propose(amount_minor=100)  # the log's first event: checkpointed at once
         world.propose(amount_minor=101)
         world.propose(amount_minor=102)
@@ -155,17 +160,11 @@ def test_a_quiet_log_is_checkpointed_by_the_age_pass(tmp_path: Path) -> None:
             assert [c.size for c in tx.checkpoints("acme")] == [1, head]
         bundle = world.gate.export_bundle("acme")
         assert verify_bundle(bundle, PublicKeys(proof.keys.public_jwks())).ok
-    finally:
-        world.store.close()
-        world.shop.close()
 
 
 def test_checkpoint_now_covers_every_tenant_at_its_head(tmp_path: Path) -> None:
     """`checkpoint_now` signs each tenant's head regardless of the limits; idempotent."""
-    world = make_world(tmp_path, token_form="signed")
-    proof = dataclasses.replace(_proof(world), checkpoint_events=64, checkpoint_seconds=3600)
-    world.gate._ctx = dataclasses.replace(world.gate._ctx, proof=proof)
-    try:
+    with _cadence(tmp_path, events=64, seconds=3600) as (world, _):
         for i in range(3):
             world.propose(amount_minor=100 + i)
         globex_agent = Principal("u_77", "globex", actor="agent:support-bot")
@@ -175,9 +174,6 @@ def test_checkpoint_now_covers_every_tenant_at_its_head(tmp_path: Path) -> None:
         first = world.gate.checkpoint_now()
         assert {(c.tenant, c.size) for c in first} == set(heads.items())
         assert world.gate.checkpoint_now() == first  # the same records, nothing new signed
-    finally:
-        world.store.close()
-        world.shop.close()
 
 
 def test_since_export_continues_a_checkpoint(world: World) -> None:
