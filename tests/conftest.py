@@ -22,6 +22,7 @@ from signoff import (
 )
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.gate._proof import GateProof
+from signoff.identity import DirectoryMode, StoreRoleDirectory
 from signoff.proof import KeySet
 
 TOKEN_KEY = b"k" * 32
@@ -105,6 +106,18 @@ def make_world(path: Path, *, seed: bool = True, token_form: str = "opaque") -> 
         proof=signing(token_form),
     )
     return World(gate, store, shop, provider, clock, directory, path)
+
+
+def store_directory_gate(
+    world: World, mode: DirectoryMode = "revocations"
+) -> tuple[Gate, StoreRoleDirectory]:
+    """A gate over the world's store, tools and clock whose role directory lives in that
+    store (as `signoff serve` runs it), and the directory to grant and revoke with."""
+    directory = StoreRoleDirectory(world.store, mode=mode)
+    gate = Gate(
+        world.gate.catalog, world.store, token_key=TOKEN_KEY, clock=world.clock, directory=directory
+    )
+    return gate, directory
 
 
 def signing(token_form: str) -> GateProof | None:

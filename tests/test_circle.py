@@ -9,8 +9,7 @@ import pytest
 
 from signoff import DecisionKind, ExecutionStatus, Gate, Principal, ProposalStatus
 from signoff.exceptions import Forbidden, InvalidRequest, NotEntitled, NotFound, SubjectMismatch
-from signoff.identity import StoreRoleDirectory
-from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, TOKEN_KEY, World
+from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, World, store_directory_gate
 
 OTHER_CUSTOMERS_AGENT = Principal("u_77", "acme", actor="agent:support-bot")
 SAME_CUSTOMER_OTHER_AGENT = Principal("u_42", "acme", actor="agent:mail-bot")
@@ -25,17 +24,26 @@ def _executed(world: World) -> tuple[str, str]:
     return proposal.proposal_id, result.execution.execution_id
 
 
+def _reads(
+    gate: Gate, who: Principal, proposal_id: str, execution_id: str
+) -> list[Callable[[], object]]:
+    """Every read of one proposal's objects, as ``who``."""
+    return [
+        lambda: gate.proposal(who, proposal_id),
+        lambda: gate.execution(who, execution_id),
+        lambda: gate.execution_for(who, proposal_id),
+        lambda: gate.receipt(who, execution_id),
+        lambda: gate.audit_events(who, proposal_id=proposal_id),
+    ]
+
+
 @pytest.mark.parametrize("outsider", [OTHER_CUSTOMERS_AGENT, NO_ROLE])
 def test_outside_the_circle_every_read_is_404(world: World, outsider: Principal) -> None:
     """Another customer's agent, a colleague without the role: nothing of it, as for a stranger."""
     proposal_id, execution_id = _executed(world)
     gate = world.gate
     reads: list[Callable[[], object]] = [
-        lambda: gate.proposal(outsider, proposal_id),
-        lambda: gate.execution(outsider, execution_id),
-        lambda: gate.execution_for(outsider, proposal_id),
-        lambda: gate.receipt(outsider, execution_id),
-        lambda: gate.audit_events(outsider, proposal_id=proposal_id),
+        *_reads(gate, outsider, proposal_id, execution_id),
         lambda: gate.confirmation_token(outsider, proposal_id),
     ]
     for read in reads:
@@ -129,31 +137,19 @@ def test_the_inbox_leaves_out_what_the_person_decided_or_requested(world: World)
 ALICES_AGENT = Principal("alice", "acme", actor="agent:alice-helper")
 
 
-def _store_directory_gate(world: World) -> Gate:
-    """The same store and tools, with the role directory kept in the store (as serve runs)."""
-    directory = StoreRoleDirectory(world.store, mode="revocations")
-    return Gate(
-        world.gate.catalog, world.store, token_key=TOKEN_KEY, clock=world.clock, directory=directory
-    )
-
-
 @pytest.mark.parametrize("where", ["static", "store"])
 def test_a_revoked_role_closes_every_read_the_role_gave(world: World, where: str) -> None:
     """bob approved; alice saw it only through her role. Her token still claims the role,
     the directory says it is gone: every read is 404, her list and inbox are empty."""
-    gate = world.gate if where == "static" else _store_directory_gate(world)
+    gate, roles = store_directory_gate(world)
+    if where == "static":
+        gate = world.gate
     proposal = world.propose()
     token = world.approve(proposal, by=APPROVER_2, key="b1")
     execution_id = world.gate.execute(AGENT, proposal.proposal_id, token).execution.execution_id
     waiting = world.propose(order_id="ord_1002")
     pid = proposal.proposal_id
-    reads: list[Callable[[], object]] = [
-        lambda: gate.proposal(APPROVER, pid),
-        lambda: gate.execution(APPROVER, execution_id),
-        lambda: gate.execution_for(APPROVER, pid),
-        lambda: gate.receipt(APPROVER, execution_id),
-        lambda: gate.audit_events(APPROVER, proposal_id=pid),
-    ]
+    reads = _reads(gate, APPROVER, pid, execution_id)
     for read in reads:
         read()  # the role holder is in the circle
     assert {p.proposal_id for p in gate.proposals(APPROVER)} == {pid, waiting.proposal_id}
@@ -163,7 +159,6 @@ def test_a_revoked_role_closes_every_read_the_role_gave(world: World, where: str
         world.directory.revoke("acme", "alice", "refund_approver")
         world.directory.revoke("acme", "dave", "auditor")
     else:
-        roles = StoreRoleDirectory(world.store, mode="revocations")
         roles.revoke("acme", "alice", "refund_approver", by="olga")
         roles.revoke("acme", "dave", "auditor", by="olga")
     for read in reads:

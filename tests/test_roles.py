@@ -12,7 +12,6 @@ from signoff import (
     Decision,
     DecisionKind,
     ExecutionStatus,
-    Gate,
     ManualClock,
     Principal,
     ProposalStatus,
@@ -20,13 +19,13 @@ from signoff import (
 )
 from signoff._clock import to_micros
 from signoff.cli._main import cli
-from signoff.demo import FaultMode, demo_catalog
+from signoff.demo import FaultMode
 from signoff.exceptions import ApproverRevoked, InvalidRequest, NotEntitled
 from signoff.http import Settings, SettingsError
 from signoff.http._settings import load_settings
 from signoff.identity import StoreRoleDirectory
 from signoff.store._q_roles import RoleGrant
-from tests.conftest import AGENT, APPROVER, REFUND, TOKEN_KEY, World
+from tests.conftest import AGENT, APPROVER, REFUND, World, store_directory_gate
 
 
 @pytest.fixture
@@ -75,15 +74,8 @@ def test_names_are_checked(store: SQLiteStore) -> None:
 
 def test_the_gate_asks_it_inside_its_own_transaction(world: World) -> None:
     """A directory in the gate's store: a revocation stops the execution at once."""
-    directory = StoreRoleDirectory(world.store, mode="grants")
+    gate, directory = store_directory_gate(world, mode="grants")
     directory.grant("acme", "alice", "refund_approver", by="ops")
-    gate = Gate(
-        demo_catalog(world.shop, world.provider),
-        world.store,
-        token_key=TOKEN_KEY,
-        clock=world.clock,
-        directory=directory,
-    )
     world.gate = gate
     proposal = world.propose()
     token = world.approve(proposal)
@@ -132,14 +124,7 @@ def test_settings_choose_the_directory_and_the_surfaces() -> None:
 
 def test_grants_mode_tells_never_granted_from_revoked(world: World) -> None:
     """Never granted: not_entitled, naming the command; granted then revoked: approver_revoked."""
-    directory = StoreRoleDirectory(world.store, mode="grants")
-    world.gate = Gate(
-        demo_catalog(world.shop, world.provider),
-        world.store,
-        token_key=TOKEN_KEY,
-        clock=world.clock,
-        directory=directory,
-    )
+    world.gate, directory = store_directory_gate(world, mode="grants")
     with pytest.raises(NotEntitled, match="signoff roles grant"):
         world.approve(world.propose())
     directory.grant("acme", "alice", "refund_approver", by="ops")
@@ -177,10 +162,7 @@ def test_every_step_asks_the_store_directory_inside_its_transaction(world: World
     """With the directory in the store (as `serve` runs it) each step that consults it —
     decide and its replay, execute and its replay, revoke, cancel, stop, resolve — works,
     and a revocation made meanwhile is seen by the next step."""
-    directory = StoreRoleDirectory(world.store, mode="revocations")
-    gate = Gate(
-        world.gate.catalog, world.store, token_key=TOKEN_KEY, clock=world.clock, directory=directory
-    )
+    gate, directory = store_directory_gate(world)
     admin = Principal("olga", "acme", frozenset({"signoff_admin"}))
 
     def approved(order: str) -> tuple[str, str]:
