@@ -121,6 +121,7 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
             instance=instance,
             headers=headers,
             extensions=exc.details,
+            errors=_detail_errors(exc.details.get("errors")),
         )
     return problem(status, UNAVAILABLE, UNKNOWN_OUTCOME, instance=instance, headers=headers)
 
@@ -176,6 +177,14 @@ def _field_error(error: Mapping[str, Any]) -> dict[str, Any]:
         "msg": str(error.get("msg", "invalid")),
         "type": str(error.get("type", "invalid")),
     }
+
+
+def _detail_errors(errors: Any) -> list[dict[str, Any]] | None:
+    """A refusal's field errors (``InvalidArguments.details["errors"]``) as the problem's
+    top-level ``errors``, the same member a malformed request's problem carries."""
+    if not isinstance(errors, list | tuple) or not all(isinstance(e, Mapping) for e in errors):
+        return None
+    return [_field_error(e) for e in errors]
 
 
 def _is_json(value: Any) -> bool:
