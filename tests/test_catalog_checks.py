@@ -29,7 +29,7 @@ from signoff import (
 )
 from signoff.exceptions import CatalogError, SignoffError
 from signoff.http import Settings
-from signoff.http._app import load_catalog
+from signoff.http._catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -116,7 +116,7 @@ def _identity(principal: str | None, agent: str) -> StaticIdentity:
 def _catalog(settings: Settings, *, persistent: bool = False) -> Iterator[Catalog]:
     """The demo catalog (shop next to the database, or a throwaway one) or the configured one."""
     from signoff.demo import DemoShop, demo_catalog
-    from signoff.http._app import load_catalog, open_demo
+    from signoff.http._catalog import load_catalog, open_demo
     from signoff.http._settings import SettingsError
 
     if not settings.demo:

@@ -18,7 +18,7 @@ from signoff._references import build_from_reference, call_factory, import_refer
 from signoff.catalog._catalog import Catalog
 from signoff.cli._checks import check_writable
 from signoff.cli._signals import stop_on_signals
-from signoff.exceptions import InvalidReference
+from signoff.exceptions import CatalogImportError, InvalidReference
 from signoff.gate._gate import Gate
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._reconciler import ReconcileLoop
@@ -38,7 +38,9 @@ def open_catalog(
     if demo == (catalog_ref is not None):
         raise click.UsageError("name the tools to reconcile: --demo or --catalog MODULE:ATTR")
     if catalog_ref is not None:
-        yield build_from_reference(catalog_ref, "--catalog", Catalog, "a signoff.Catalog")
+        yield build_from_reference(
+            catalog_ref, "--catalog", Catalog, "a signoff.Catalog", broken=CatalogImportError
+        )
         return
     from signoff.demo import DemoShop, demo_catalog
 

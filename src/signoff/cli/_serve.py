@@ -160,7 +160,7 @@ def _settings(flags: dict[str, Any], config: str | None, *, check: bool = True) 
 def _prepare(settings: Settings) -> None:
     """Keys, catalog, migrations, a write to the store (and the demo shop), before any worker."""
     from signoff.cli._checks import check_writable
-    from signoff.http._app import load_catalog, open_demo
+    from signoff.http._catalog import load_catalog, open_demo
     from signoff.identity import Authenticator
     from signoff.store import open_store
 

@@ -15,10 +15,7 @@ from functools import partial
 from fastapi import FastAPI
 
 from signoff import __version__
-from signoff._paths import demo_shop_file
-from signoff._references import build_from_reference
-from signoff.catalog._catalog import Catalog
-from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
+from signoff.demo import demo_catalog
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
 from signoff.http import (
@@ -33,6 +30,7 @@ from signoff.http import (
     _roles,
     _system,
 )
+from signoff.http._catalog import load_catalog, open_demo
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
@@ -41,7 +39,7 @@ from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
-from signoff.http._settings import Settings, SettingsError
+from signoff.http._settings import Settings
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator, StoreRoleDirectory
@@ -180,27 +178,6 @@ async def _reconciling(gate: Gate, settings: Settings) -> AsyncIterator[None]:
         yield
     finally:
         loop.stop()
-
-
-def demo_shop_path(database_url: str) -> str:
-    """The demo shop lives next to a SQLite database, or in the data directory."""
-    return demo_shop_file(database_url)
-
-
-def open_demo(settings: Settings) -> DemoObjects:
-    shop = DemoShop(demo_shop_path(settings.database_url))
-    seed_demo_orders(shop)
-    return DemoObjects(shop=shop, provider=RefundProvider(shop))
-
-
-def load_catalog(settings: Settings) -> Catalog:
-    """``SIGNOFF_CATALOG``: a Catalog, or a no-argument factory returning one."""
-    if settings.catalog is None:
-        raise SettingsError("SIGNOFF_CATALOG (module:factory) is required outside --demo")
-    catalog: Catalog = build_from_reference(
-        settings.catalog, "SIGNOFF_CATALOG", Catalog, "a signoff.Catalog"
-    )
-    return catalog
 
 
 CONFIG_ENV = "SIGNOFF_CONFIG"

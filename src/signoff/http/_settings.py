@@ -14,7 +14,7 @@ import hashlib
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, ValidationError
 from pydantic_settings import (
@@ -45,7 +45,9 @@ from signoff.identity._config import (
     issuer_config,
     parse_issuers,
 )
-from signoff.proof import KeySet, keyset_from_json, load_keyset
+
+if TYPE_CHECKING:
+    from signoff.proof import KeySet
 
 ENV_PREFIX = "SIGNOFF_"
 
@@ -238,6 +240,8 @@ class Settings(BaseSettings):
 
     def signing_keyset(self) -> KeySet | None:
         """The signing keys from SIGNOFF_SIGNING_KEYS or SIGNOFF_SIGNING_KEYS_FILE, if any."""
+        from signoff.proof import keyset_from_json, load_keyset  # not needed to read settings
+
         try:
             if self.signing_keys:
                 return keyset_from_json(self.signing_keys)

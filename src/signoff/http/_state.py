@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from starlette.applications import Starlette
 
-from signoff.demo import DemoShop, RefundProvider
 from signoff.gate._async import DEFAULT_MAX_THREADS, AsyncGate
 from signoff.gate._gate import Gate
+from signoff.http._catalog import DemoObjects as DemoObjects
 from signoff.http._metrics import Metrics
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._settings import Settings
@@ -23,14 +23,6 @@ from signoff.identity import Authenticator
 from signoff.store._sqlite import SQLiteStore
 
 LifespanFactory = Callable[[], AbstractAsyncContextManager[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class DemoObjects:
-    """The demo shop and its provider, so clients can see the external side effect."""
-
-    shop: DemoShop
-    provider: RefundProvider
 
 
 SQLITE_GATE_THREADS = 4

@@ -133,7 +133,9 @@ def detail_context(
         "outcome": None if awaiting else outcome(gate, principal, proposal),
         "retype": [(name, _label(proposal, name)) for name in retyped],
         "retype_error": retype_error,
-        "retype_error_field": retype_field if retype_field in retyped else next(iter(retyped), None),
+        "retype_error_field": retype_field
+        if retype_field in retyped
+        else next(iter(retyped), None),
         "idempotency_key": new_idempotency_key(),
         "reasons": tool.reasons(),
         "units": [f for f in proposal.preview.fields if f.unit],
