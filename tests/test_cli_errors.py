@@ -94,7 +94,6 @@ def read_only_db(place: Path) -> Iterator[str]:
 
 READ_ONLY = [
     ("demo", "--db", "{ro}"),
-    ("bench", "--db", "{ro}", "--flows", "2", "--workers", "1"),
     ("serve", "--demo", "--db", "{ro}", "--port", "0"),
     ("reconcile", "--demo", "--db", "{ro}", "--once"),
 ]
@@ -126,6 +125,13 @@ BAD_INPUTS: list[tuple[tuple[str, ...], dict[str, str], str]] = [
     (("chaos", "--db", DOWN, "--kills", "1"), {}, "store_unavailable"),
     (("bench", "--db", DOWN, "--flows", "2", "--workers", "1"), {}, "store_unavailable"),
     (("audit", "verify", "--db", "missing.db"), {}, "store_error"),
+    # an empty --db (an unset shell variable) never falls back to the default store
+    (("demo", "--db", ""), {}, "usage"),
+    (("db", "upgrade", "--db", " "), {}, "usage"),
+    (("serve", "--demo", "--db", "", "--port", "0"), {}, "usage"),
+    (("bench", "--db", "", "--flows", "2", "--workers", "1"), {}, "usage"),
+    (("roles", "list", "--db", "", "--tenant", "acme"), {}, "usage"),
+    (("reconcile", "--demo", "--db", "", "--once"), {}, "usage"),
     # catalogs: wrong signature, a class, a non-callable, a failing factory, a missing module
     (("tools", "--catalog", "errtools:needs_arguments"), {}, "invalid_reference"),
     (("tools", "--catalog", "errtools:not_a_catalog"), {}, "invalid_reference"),

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from signoff.cli._options import DATABASE
+
 if TYPE_CHECKING:
     from signoff.catalog._catalog import Catalog
     from signoff.http._settings import Settings
@@ -46,7 +48,9 @@ def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) 
 
 
 @click.command("mcp")
-@click.option("--db", "database_url", default=None, help="Database URL or SQLite path.")
+@click.option(
+    "--db", "database_url", type=DATABASE, default=None, help="Database URL or SQLite path."
+)
 @click.option(
     "--demo", is_flag=True, default=None, help="Demo shop and dev keys (as serve --demo)."
 )

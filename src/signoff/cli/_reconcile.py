@@ -17,6 +17,7 @@ from signoff._paths import default_database_url, demo_shop_file
 from signoff._references import build_from_reference, call_factory, import_reference
 from signoff.catalog._catalog import Catalog
 from signoff.cli._checks import check_writable
+from signoff.cli._options import DATABASE
 from signoff.cli._signals import stop_on_signals
 from signoff.exceptions import CatalogImportError, InvalidReference
 from signoff.gate._gate import Gate
@@ -86,6 +87,7 @@ def _printer(as_json: bool) -> Any:
 @click.command("reconcile")
 @click.option(
     "--db",
+    type=DATABASE,
     envvar="SIGNOFF_DATABASE_URL",
     default=None,
     help="Database URL or SQLite path (env SIGNOFF_DATABASE_URL) "

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from signoff.cli._options import DATABASE
 from signoff.cli._settings_help import settings_epilog
 from signoff.http._settings import ENV_PREFIX, Settings, SettingsError, load_settings
 
@@ -22,7 +23,9 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
 
 
 @click.command(epilog=settings_epilog())
-@click.option("--db", "database_url", default=None, help="Database URL or SQLite path.")
+@click.option(
+    "--db", "database_url", type=DATABASE, default=None, help="Database URL or SQLite path."
+)
 @click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="Port to bind (default 8000).")
 @click.option("--workers", type=int, default=None, help="Worker processes (default 1).")
