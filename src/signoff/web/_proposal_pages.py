@@ -130,6 +130,7 @@ def detail_context(
         if tool.reads_state() and proposal.status in STATE_MATTERS
         else None,
         "reads_state": tool.reads_state(),
+        "side_effect": tool.side_effect.value,
         "outcome": None if awaiting else outcome(gate, principal, proposal),
         "retype": [(name, _label(proposal, name)) for name in retyped],
         "retype_error": retype_error,
