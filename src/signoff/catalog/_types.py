@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,10 @@ class Risk:
         return cls(RiskLevel(data["level"]), tuple(data.get("reasons") or ()))
 
 
+ROLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
+"""A role as identity tokens carry it (``refund_approver``, ``Mail.Approve``, ``realm:ops``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalPolicy:
     """Who may approve; never the agent's choice.
@@ -68,6 +73,12 @@ class ApprovalPolicy:
     device: str = "none"
 
     def __post_init__(self) -> None:
+        if self.role is not None and not ROLE_NAME.fullmatch(self.role):
+            raise ValueError(
+                f"role {self.role!r} is not a role name: letters, digits and _ . : / - "
+                "(no spaces), as the identity token's roles claim carries it, e.g. "
+                "'email_approver'"
+            )
         if self.device not in ("none", "required", "or_retype"):
             raise ValueError("device is none, required or or_retype")
         if self.role is None and not self.requester_confirms:
