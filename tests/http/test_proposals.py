@@ -62,6 +62,9 @@ def test_propose_returns_the_frozen_snapshot(api: Api) -> None:
     }
     stored = api.world.gate.proposal(AGENT, view["proposal_id"])
     assert stored.args_digest == view["args_digest"]
+    # One name across the edges: Python's Proposal.resource is the view's resource (and
+    # resource_id, the name ResourceState uses, stays as an alias).
+    assert stored.resource == stored.resource_id == view["resource"] == "order:ord_1001"
 
 
 def test_key_order_does_not_change_the_digest(api: Api) -> None:
