@@ -4,7 +4,6 @@ at run time an ``unknown`` execution naming the broken contract — never a 503,
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -398,7 +398,7 @@ def test_a_phone_shows_the_caption_full_width_and_the_retype_error_at_the_field(
         error = page.locator("#retype-error").bounding_box()
         assert box is not None and error is not None
         assert 0 <= error["y"] - (box["y"] + box["height"]) < 24, (box, error)
-        assert 0 <= box["y"] and error["y"] + error["height"] <= 844, (box, error)
+        assert box["y"] >= 0 and error["y"] + error["height"] <= 844, (box, error)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert live.decisions(proposal) == 0
     finally:

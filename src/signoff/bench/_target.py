@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from signoff.exceptions import ConfigurationError
 from signoff.demo import DemoShop
+from signoff.exceptions import ConfigurationError
 from signoff.store._base import Store
 from signoff.store._sqlite import SQLiteStore
 

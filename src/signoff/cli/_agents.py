@@ -19,7 +19,10 @@ if TYPE_CHECKING:
     from signoff.mcp_server import StaticIdentity
 
 FORMATS = ("openai", "openai-responses", "mcp")
-PUBLIC_URL_HELP = "Where `signoff serve` answers, for confirmation links (env SIGNOFF_PUBLIC_URL)."
+PUBLIC_URL_HELP = (
+    "Where `signoff serve` answers, for confirmation links (env SIGNOFF_PUBLIC_URL; "
+    "default http://SIGNOFF_HOST:SIGNOFF_PORT)."
+)
 CONFIG_HELP = "TOML file with a [signoff] table (flags > SIGNOFF_* env > this file)."
 CATALOG_HELP = "Your tools: MODULE:FACTORY returning a signoff.Catalog (env SIGNOFF_CATALOG)."
 DEMO_PRINCIPAL = "u_42@acme"
@@ -62,7 +65,7 @@ def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) 
 )
 @click.option("--agent", default="agent:mcp", show_default=True, help="The agent's name (act).")
 @click.option("--catalog", default=None, metavar="MODULE:FACTORY", help=CATALOG_HELP)
-@click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help=PUBLIC_URL_HELP)
+@click.option("--public-url", default=None, help=PUBLIC_URL_HELP)
 @click.option(
     "--config", envvar="SIGNOFF_CONFIG", type=click.Path(dir_okay=False), help=CONFIG_HELP
 )
@@ -80,14 +83,22 @@ def mcp_command(
     from signoff.mcp_server import create_mcp_server
     from signoff.store import open_store
 
-    settings = _settings({"database_url": database_url, "demo": demo, "catalog": catalog}, config)
+    flags = {
+        "database_url": database_url,
+        "demo": demo,
+        "catalog": catalog,
+        "public_url": public_url,
+    }
+    settings = _settings(flags, config)
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
     token_key = settings.effective_token_key()
     with _catalog(settings, persistent=True) as tools:
         store = open_store(settings.database_url)
         try:
             gate = Gate(tools, store, token_key=token_key, audience=settings.audience)
-            server = create_mcp_server(gate, identity, public_url=public_url)
+            # The page lives on `signoff serve`: its public URL, else its host and port.
+            public = settings.effective_public_url()
+            server = create_mcp_server(gate, identity, public_url=public)
             # stdout carries the protocol from here on; diagnostics go to stderr.
             server.run("stdio")
         finally:

@@ -29,12 +29,7 @@ router = APIRouter(include_in_schema=False)
 
 def public_url_of(settings: Settings) -> str:
     """Where people and clients reach ``signoff serve`` (no trailing slash)."""
-    if settings.public_url is not None:
-        return settings.public_url
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host  # noqa: S104
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{settings.port}"
+    return settings.effective_public_url()
 
 
 def authorization_servers(authenticator: Authenticator) -> list[str]:

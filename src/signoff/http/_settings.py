@@ -233,6 +233,16 @@ class Settings(BaseSettings):
             return self.approval_surfaces
         return DEMO_SURFACES if self.demo else ()
 
+    def effective_public_url(self) -> str:
+        """Where people and clients reach ``signoff serve`` (no trailing slash): the
+        ``public_url`` setting, else this host and port (a wildcard host as 127.0.0.1)."""
+        if self.public_url is not None:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host  # noqa: S104
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
     def effective_hs256_secret(self) -> bytes | None:
         if self.jwt_hs256_secret is not None:
             return self.jwt_hs256_secret

@@ -82,7 +82,6 @@ class Verdict:
             or self.foreign_key
         )
 
-
     def summary(self) -> str:
         verdict = "exactly once" if self.ok else "NOT exactly once"
         return (
