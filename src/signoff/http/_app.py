@@ -34,6 +34,7 @@ from signoff.http._catalog import load_catalog, open_demo
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
+from signoff.http._methods import HeadAsGet
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
@@ -78,6 +79,7 @@ def create_app(
     state.rate_limit = ProposalRateLimit(
         settings.proposal_rate_limit, storage=settings.rate_limit_storage
     )
+    app.add_middleware(HeadAsGet)
     install_problem_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)

@@ -47,6 +47,9 @@ class AppState:
     """What the app opened itself and closes at shutdown (never a gate passed in)."""
     rate_limit: ProposalRateLimit | None = None
     """Per-agent proposal limit (``SIGNOFF_PROPOSAL_RATE_LIMIT``); None: unlimited."""
+    authorization_servers: list[str] = field(default_factory=list)
+    """OAuth authorization servers this app runs itself (the demo's), by issuer URL; RFC 9728
+    metadata lists them before the trusted issuers."""
     agate: AsyncGate = field(init=False)
     """``gate`` for async handlers: each call runs in a bounded worker thread."""
 

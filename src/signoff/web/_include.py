@@ -10,6 +10,7 @@ from starlette.staticfiles import StaticFiles
 
 from signoff.http._state import AppState
 from signoff.web import _decide, _live, _passkeys, _proposal_pages, _sign_in
+from signoff.web._demo_oauth import include_demo_oauth
 from signoff.web._errors import ErrorPages
 from signoff.web._headers import SecurityHeaders
 from signoff.web._identity import LoginProvider
@@ -36,3 +37,4 @@ def install_ui(
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")
     for module in (_sign_in, _proposal_pages, _decide, _live, _passkeys):
         app.include_router(module.router)
+    include_demo_oauth(app, state)  # demo mode only: MCP clients sign in with OAuth
