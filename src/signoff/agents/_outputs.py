@@ -13,8 +13,32 @@ from typing import Any
 
 REFUSAL_ACTIONS = ("fix_arguments", "ask_user", "new_proposal", "check_status", "stop")
 
+# No `type` arrays ("string" or null is an anyOf) and a type on every value: what
+# portable validators and MCP clients such as the Inspector accept without warnings.
 _STRING = {"type": "string"}
-_NULLABLE_STRING = {"type": ["string", "null"]}
+_NULL = {"type": "null"}
+_NULLABLE_STRING = {"anyOf": [_STRING, _NULL]}
+# A preview field's machine value is any JSON value the arguments hold.
+_JSON_VALUE = {
+    "description": "The value exactly as the executor will use it (any JSON value).",
+    "anyOf": [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array"},
+        {"type": "object"},
+        _NULL,
+    ],
+}
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or null, its description kept on the union."""
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    described = {"description": schema["description"]} if "description" in schema else {}
+    return {**described, "anyOf": [inner, _NULL]}
+
 
 _PREVIEW: dict[str, Any] = {
     "type": "object",
@@ -29,7 +53,7 @@ _PREVIEW: dict[str, Any] = {
                 "properties": {
                     "name": _STRING,
                     "label": _STRING,
-                    "machine_value": {},
+                    "machine_value": _JSON_VALUE,
                     "display_value": _STRING,
                 },
                 "required": ["name", "label", "machine_value", "display_value"],
@@ -43,23 +67,25 @@ _PREVIEW: dict[str, Any] = {
     "required": ["title", "fields", "impact", "reversibility"],
 }
 
-_RECEIPT: dict[str, Any] = {
-    "type": ["object", "null"],
-    "description": "Proof of a finished execution.",
-    "properties": {
-        "execution_id": _STRING,
-        "proposal_id": _STRING,
-        "action_id": _STRING,
-        "request_key": _STRING,
-        "operation": _STRING,
-        "status": _STRING,
-        "args_digest": _STRING,
-        "provider_reference": _NULLABLE_STRING,
-        "approvers": {"type": "array", "items": _STRING},
-        "completed_at": _NULLABLE_STRING,
-    },
-    "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
-}
+_RECEIPT: dict[str, Any] = _or_null(
+    {
+        "type": "object",
+        "description": "Proof of a finished execution.",
+        "properties": {
+            "execution_id": _STRING,
+            "proposal_id": _STRING,
+            "action_id": _STRING,
+            "request_key": _STRING,
+            "operation": _STRING,
+            "status": _STRING,
+            "args_digest": _STRING,
+            "provider_reference": _NULLABLE_STRING,
+            "approvers": {"type": "array", "items": _STRING},
+            "completed_at": _NULLABLE_STRING,
+        },
+        "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
+    }
+)
 
 _EXECUTION_FIELDS: dict[str, Any] = {
     "execution_id": _STRING,
@@ -84,7 +110,7 @@ PROPOSAL: dict[str, Any] = {
     "type": "object",
     "description": "A frozen proposal and where it stands.",
     "properties": {
-        "kind": {"const": "proposal"},
+        "kind": {"type": "string", "const": "proposal"},
         "proposal_id": _STRING,
         "status": {
             "type": "string",
@@ -117,25 +143,28 @@ PROPOSAL: dict[str, Any] = {
             "type": "string",
             "description": "The page where an entitled person signs in and confirms.",
         },
-        "confirmation_token": {
-            "type": ["string", "null"],
-            "description": "Only for the requesting agent, only once confirmed.",
-        },
-        "confirmation": {
-            "type": ["object", "null"],
-            "description": "What happened when the MCP client was asked to confirm.",
-            "properties": {
-                "channel": {"type": "string", "enum": ["form", "url"]},
-                "outcome": _STRING,
-                "code": _NULLABLE_STRING,
-            },
-            "required": ["channel", "outcome"],
-        },
-        "execution": {
-            "type": ["object", "null"],
-            "properties": _EXECUTION_FIELDS,
-            "required": ["execution_id", "status"],
-        },
+        "confirmation_token": _or_null(
+            {"type": "string", "description": "Only for the requesting agent, only once confirmed."}
+        ),
+        "confirmation": _or_null(
+            {
+                "type": "object",
+                "description": "What happened when the MCP client was asked to confirm.",
+                "properties": {
+                    "channel": {"type": "string", "enum": ["form", "url"]},
+                    "outcome": _STRING,
+                    "code": _NULLABLE_STRING,
+                },
+                "required": ["channel", "outcome"],
+            }
+        ),
+        "execution": _or_null(
+            {
+                "type": "object",
+                "properties": _EXECUTION_FIELDS,
+                "required": ["execution_id", "status"],
+            }
+        ),
         "next_step": _STRING,
     },
     "required": [
@@ -156,13 +185,15 @@ EXECUTION: dict[str, Any] = {
     "type": "object",
     "description": "What became of the confirmed write.",
     "properties": {
-        "kind": {"const": "execution"},
+        "kind": {"type": "string", "const": "execution"},
         "proposal_id": _STRING,
         **_EXECUTION_FIELDS,
-        "signed_receipt": {
-            **_NULLABLE_STRING,
-            "description": "The receipt as a JWS with inclusion proofs (docs/PROOF.md)",
-        },
+        "signed_receipt": _or_null(
+            {
+                "type": "string",
+                "description": "The receipt as a JWS with inclusion proofs (docs/PROOF.md)",
+            }
+        ),
         "duplicate": {"type": "boolean"},
         "next_step": _STRING,
     },
@@ -173,8 +204,8 @@ CLARIFICATION: dict[str, Any] = {
     "type": "object",
     "description": "An argument is ambiguous; ask the person. Nothing was created.",
     "properties": {
-        "kind": {"const": "clarification"},
-        "code": {"const": "clarification_needed"},
+        "kind": {"type": "string", "const": "clarification"},
+        "code": {"type": "string", "const": "clarification_needed"},
         "question": _STRING,
         "field": _NULLABLE_STRING,
         "tool": _STRING,
@@ -187,7 +218,7 @@ REFUSAL: dict[str, Any] = {
     "type": "object",
     "description": "The protocol refused; nothing changed.",
     "properties": {
-        "kind": {"const": "refusal"},
+        "kind": {"type": "string", "const": "refusal"},
         "code": {"type": "string", "description": "Stable machine code, e.g. expired, unknown."},
         "message": _STRING,
         "action": {"type": "string", "enum": list(REFUSAL_ACTIONS)},

@@ -32,6 +32,7 @@ from signoff.http._resource import (
     public_url_of,
     resource_metadata,
 )
+from signoff.mcp_server._events import RETRY_MS, MemoryEventStore
 from signoff.mcp_server._identity import BearerIdentity, PrincipalTokenVerifier
 from signoff.mcp_server._server import create_mcp_server
 
@@ -78,6 +79,9 @@ def mcp_http_app(server: MCPServer, settings: Settings, public_url: str) -> Star
         streamable_http_path="/",
         # Several workers share no sessions; each request then stands alone.
         stateless_http=settings.workers > 1,
+        # SEP-1699: each SSE stream starts with an event id and a retry interval.
+        event_store=MemoryEventStore(),
+        retry_interval=RETRY_MS,
         transport_security=transport_security(settings, public_url),
         host=settings.host,
     )

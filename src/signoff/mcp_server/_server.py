@@ -12,6 +12,7 @@ from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
 from signoff.mcp_server._completion import CompletionWatcher
 from signoff.mcp_server._identity import PrincipalTokenVerifier, SessionIdentity
+from signoff.mcp_server._protocol import UnknownToolIsAnError, serve_only_tools
 from signoff.mcp_server._tools import mcp_tools
 
 SERVER_NAME = "signoff"
@@ -57,17 +58,20 @@ def create_mcp_server(
             # The token verifier checks the audience itself (the issuer's configured one).
             validate_token_resource=False if resource_url is not None else None,
         )
-    return MCPServer(
+    served = mcp_tools(tools, identity, agate, watcher)
+    server = MCPServer(
         SERVER_NAME,
         title="signoff",
         instructions=INSTRUCTIONS,
         version=__version__,
         token_verifier=token_verifier,
         auth=auth,
-        tools=mcp_tools(tools, identity, agate, watcher),
+        tools=served,
         lifespan=lambda server: watcher.running(),
         request_state_security=(
             RequestStateSecurity(keys=request_state_keys) if request_state_keys else None
         ),
+        middleware=[UnknownToolIsAnError(frozenset(t.name for t in served))],
         log_level="WARNING",
     )
+    return serve_only_tools(server)
