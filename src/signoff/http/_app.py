@@ -26,9 +26,9 @@ from signoff.http import (
     _inbox,
     _jwks,
     _proposals,
-    _resource,
     _roles,
     _system,
+    _well_known,
 )
 from signoff.http._catalog import load_catalog, open_demo
 from signoff.http._docs_assets import install_docs
@@ -40,6 +40,7 @@ from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
+from signoff.http._resource import public_url_of
 from signoff.http._settings import Settings
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
@@ -92,7 +93,7 @@ def create_app(
         _roles,
         _audit,
         _deliveries,
-        _resource,
+        _well_known,
         _jwks,
     ):
         app.include_router(module.router)
@@ -100,7 +101,7 @@ def create_app(
         app.include_router(_demo.router)
     for extra in default_extras() if extras is None else extras:
         extra(app, state)
-    install_openapi(app)
+    install_openapi(app, server_url=public_url_of(settings))
     install_docs(app)
     return app
 

@@ -49,9 +49,14 @@ _HTTP_CODES = {
 
 
 class ProblemFieldError(BaseModel):
-    loc: list[str | int]
+    """One field that is wrong: where, what is wrong, and the error's machine type."""
+
+    loc: list[str] = Field(
+        description="Path to the field: its part of the request (body, query, header, path) "
+        "or, for invalid_arguments, the argument; then names and list indices, as strings"
+    )
     msg: str
-    type: str
+    type: str = Field(description="Machine error type, e.g. missing, extra_forbidden, int_type")
 
 
 class Problem(BaseModel):
@@ -191,7 +196,7 @@ async def _on_http_exception(request: Request, exc: HTTPException) -> ProblemRes
 def _field_error(error: Mapping[str, Any]) -> dict[str, Any]:
     loc: Sequence[Any] = error.get("loc", ())
     return {
-        "loc": [part if isinstance(part, int) else str(part) for part in loc],
+        "loc": [str(part) for part in loc],
         "msg": str(error.get("msg", "invalid")),
         "type": str(error.get("type", "invalid")),
     }

@@ -79,12 +79,13 @@ async def decide(
     state: State,
 ) -> DecisionView:
     """Never carries the confirmation token: it is bound to the requester, who picks it up."""
+    chosen = body.root
     decision = Decision(
-        kind=DecisionKind(body.decision),
-        expected_version=body.expected_version,
-        reason_code=body.reason_code,
-        reason=body.reason,
-        retyped=None if body.retyped is None else dict(body.retyped),
+        kind=DecisionKind(chosen.decision),
+        expected_version=chosen.expected_version,
+        reason_code=chosen.reason_code,
+        reason=chosen.reason,
+        retyped=None if chosen.retyped is None else dict(chosen.retyped),
     )
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
     return DecisionView(proposal=ProposalView.of(result.proposal), duplicate=result.duplicate)

@@ -13,17 +13,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
 from mcp.shared.auth import ProtectedResourceMetadata
 
 from signoff.http._settings import Settings
-from signoff.http._state import AppState, state_of
+from signoff.http._state import AppState
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 RESOURCE_NAME = "signoff"
-
-router = APIRouter(include_in_schema=False)
 
 
 def public_url_of(settings: Settings) -> str:
@@ -75,24 +71,3 @@ def presented_bearer(authorization: str | None) -> bool:
     """Whether the request carried a bearer credential at all (``Basic …`` is not one)."""
     scheme, _, credential = (authorization or "").strip().partition(" ")
     return scheme.lower() == "bearer" and bool(credential.strip())
-
-
-@router.get(WELL_KNOWN)
-async def api_resource_metadata(request: Request) -> Response:
-    from signoff.http._problems import problem  # _problems imports this module
-
-    state = state_of(request.app)
-    servers = authorization_servers(state)
-    if not servers:
-        return problem(
-            404,
-            "not_found",
-            "no authorization server is configured: this server takes tokens from issuers "
-            "without an http(s) URL (see docs/IDENTITY.md)",
-            instance=WELL_KNOWN,
-        )
-    resource = public_url_of(state.settings)
-    return JSONResponse(resource_metadata(resource, servers), headers=_PUBLIC)
-
-
-_PUBLIC = {"Cache-Control": "public, max-age=300", "Access-Control-Allow-Origin": "*"}

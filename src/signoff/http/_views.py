@@ -5,6 +5,7 @@ The client in :mod:`signoff.client` parses answers with these same models.
 
 from __future__ import annotations
 
+import enum
 import json
 from datetime import datetime
 from typing import Any, Literal
@@ -12,8 +13,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from signoff._clock import from_micros
-from signoff._model import Execution, Principal, Proposal, Receipt
+from signoff._model import (
+    DecisionKind,
+    Execution,
+    ExecutionStatus,
+    Principal,
+    Proposal,
+    ProposalStatus,
+    Receipt,
+)
 from signoff.audit._chain import AuditEvent
+from signoff.catalog._types import RiskLevel
 
 
 class View(BaseModel):
@@ -38,7 +48,7 @@ class PreviewView(View):
 
 
 class RiskView(View):
-    level: Literal["low", "medium", "high", "critical"]
+    level: RiskLevel
     reasons: list[str]
 
 
@@ -49,7 +59,7 @@ class RequesterView(View):
 
 class ApprovalView(View):
     approver: str
-    decision: Literal["approve", "reject"]
+    decision: DecisionKind
     step: str
     reason_code: str | None
     reason: str | None
@@ -59,7 +69,7 @@ class ApprovalView(View):
 class ProposalView(View):
     proposal_id: str
     action_id: str
-    status: str
+    status: ProposalStatus
     version: int = Field(description="Send it back as expected_version when deciding")
     tool: str
     tool_version: str
@@ -133,11 +143,16 @@ class InboxView(View):
     )
 
 
+class RoleGrantStatus(enum.StrEnum):
+    GRANTED = "granted"
+    REVOKED = "revoked"
+
+
 class RoleGrantView(View):
     tenant: str
     subject: str
     role: str
-    status: Literal["granted", "revoked"]
+    status: RoleGrantStatus
     changed_by: str
     changed_at: datetime
 
@@ -158,7 +173,7 @@ class ConfirmationTokenView(View):
 class ExecutionView(View):
     execution_id: str
     proposal_id: str
-    status: str
+    status: ExecutionStatus
     request_key: str = Field(description="The provider's idempotency key; stable per proposal")
     attempts: int
     provider_reference: str | None
@@ -189,7 +204,7 @@ class ReceiptView(View):
     action_id: str
     request_key: str
     operation: str
-    status: str
+    status: ExecutionStatus
     args_digest: str
     provider_reference: str | None
     approvers: list[str]
