@@ -88,6 +88,40 @@ _LOCATION = {
 }
 
 
+_BY_PROPOSAL = {"proposal_id": "$response.body#/proposal_id"}
+_BY_EXECUTION = {"execution_id": "$response.body#/execution/execution_id"}
+# OpenAPI links: where an answer's ids lead (generators document them; Schemathesis's
+# stateful tests follow them from a created proposal to its decision and execution).
+_LINKS: dict[tuple[str, str], dict[str, str]] = {
+    ("createProposal", "201"): {
+        "getProposal": "The proposal just created",
+        "decideProposal": "Approve or reject it",
+        "getConfirmationToken": "Pick up the token once a person approved",
+        "cancelProposal": "Withdraw the request",
+        "revokeProposal": "Withdraw a confirmation",
+    },
+    ("executeProposal", "200"): {
+        "getExecution": "The execution and its receipt",
+        "resolveExecution": "Record what the provider shows",
+    },
+    ("executeProposal", "202"): {
+        "getExecution": "Poll until the outcome is known",
+        "retryExecution": "Ask again with the same request key",
+        "stopExecution": "End a failed_retryable execution",
+    },
+}
+
+
+def _links(operation_id: str, status: str) -> dict[str, Any]:
+    """The ``links`` of one response: each target operation with the id it takes."""
+    targets = _LINKS.get((operation_id, status), {})
+    parameters = _BY_PROPOSAL if operation_id == "createProposal" else _BY_EXECUTION
+    return {
+        name: {"operationId": name, "parameters": dict(parameters), "description": text}
+        for name, text in targets.items()
+    }
+
+
 def install_openapi(app: FastAPI, *, server_url: str) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -117,6 +151,10 @@ def _every_answer(document: dict[str, Any]) -> dict[str, Any]:
             for status in ("201", "202"):
                 if status in responses:
                     responses[status].setdefault("headers", {}).update(_LOCATION)
+            for status, response in responses.items():
+                links = _links(operation.get("operationId", ""), status)
+                if links:
+                    response["links"] = links
             operation["responses"] = dict(sorted(responses.items()))
     return document
 
