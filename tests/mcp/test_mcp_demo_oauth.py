@@ -39,9 +39,9 @@ from signoff.demo import DemoShop, RefundProvider
 from signoff.http import Settings, create_app
 from signoff.http._catalog import demo_shop_path
 from tests.conftest import REFUND, World
+from tests.demo_oauth import CALLBACK, browse_sign_in
 from tests.serving import serving
 
-CALLBACK = "http://127.0.0.1:9/callback"  # never requested: the "browser" stops at it
 KEY = "ab" * 32
 
 
@@ -70,27 +70,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
         yield base, db
 
 
-def browse_sign_in(url: str, account: str) -> dict[str, str]:
-    """The person's browser: /authorize → the sign-in page → "Act for <account>" → back."""
-    with httpx.Client(timeout=10) as browser:
-        authorize = browser.get(url)
-        assert authorize.status_code == 302, authorize.text
-        page_url = str(httpx.URL(url).join(authorize.headers["location"]))
-        page = browser.get(page_url)
-        assert page.status_code == 200, page.text
-        csp = page.headers["content-security-policy"]
-        assert "form-action 'self' http://127.0.0.1:9" in csp
-        fields = dict(re.findall(r'name="(csrf_token|request)" value="([^"]+)"', page.text))
-        chosen = browser.post(page_url.split("?")[0], data={**fields, "user": account})
-        assert chosen.status_code == 303, chosen.text
-        back = httpx.URL(chosen.headers["location"])
-        assert str(back).startswith(CALLBACK)
-        return dict(back.params)
-
-
 def oauth_client(base: str, returned: dict[str, str]) -> OAuthClientProvider:
     async def redirect(url: str) -> None:
-        returned.update(await anyio.to_thread.run_sync(browse_sign_in, url, "u_42"))
+        back = await anyio.to_thread.run_sync(browse_sign_in, url, "u_42")
+        returned.update(back.params)
 
     async def callback() -> AuthorizationCodeResult:
         return AuthorizationCodeResult(code=returned["code"], state=returned.get("state"))
@@ -208,7 +191,7 @@ def test_a_token_for_another_resource_is_refused_at_mcp(demo: tuple[str, Path]) 
     elsewhere = httpx.get(f"{base}/authorize", params={**query, "resource": "https://evil.example"})
     assert "error=invalid_target" in elsewhere.headers["location"]
     url = str(httpx.URL(f"{base}/authorize", params={**query, "resource": base}))
-    returned.update(browse_sign_in(url, "u_42"))
+    returned.update(browse_sign_in(url, "u_42").params)
     token = httpx.post(
         f"{base}/token",
         data={
