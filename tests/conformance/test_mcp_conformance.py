@@ -193,7 +193,7 @@ def test_the_demo_authorization_server_passes_the_suites_scenarios(
     port = free_port()
     callback = f"http://127.0.0.1:{port}/callback"
     client_id = register(served, callback=callback, name="conformance")
-    command = [
+    command: list[str | Path] = [
         node(), SUITE, "authorization", "--url", served, "--client-id", client_id,
         "--resource", f"{served}/mcp", "--port", str(port), "-o", "out",
     ]  # fmt: skip

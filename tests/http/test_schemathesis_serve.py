@@ -128,7 +128,9 @@ def _schema(base: str) -> BaseSchema:
             return token_for(caller_for(case))
 
         def set(self, case: AnyCase, data: str, ctx: Any) -> None:
-            case.headers = {**(case.headers or {}), "Authorization": f"Bearer {data}"}
+            headers = dict(case.headers or {})
+            headers["Authorization"] = f"Bearer {data}"
+            case.headers = headers  # type: ignore[assignment]
 
     return schema
 
@@ -171,7 +173,9 @@ def test_stateful_runs_along_the_links_conform(served: str) -> None:
                 Calls.proposals += 1
                 if Calls.proposals % 2:
                     order = f"ord_{1001 + Calls.proposals % 8}"
-                    case.body = {"tool": "refund_order", "arguments": {**REFUND, "order_id": order}}
+                    body: dict[str, Any] = {"tool": "refund_order", "arguments": dict(REFUND)}
+                    body["arguments"]["order_id"] = order
+                    case.body = body
 
         def validate_response(self, response: Any, case: AnyCase, **kwargs: Any) -> None:
             answered.append(response.status_code)

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 
-class DatabaseOption(click.ParamType):
+class DatabaseOption(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
     """``--db``: a SQLite path or a ``postgresql://`` URL; an empty value is refused.
 
     ``--db ""`` (an unset shell variable) used to fall back to the default store without a

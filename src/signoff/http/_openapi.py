@@ -146,11 +146,11 @@ def _every_answer(document: dict[str, Any]) -> dict[str, Any]:
         for operation in path_item.values():
             responses = operation.setdefault("responses", {})
             extra = [405, 413] if "requestBody" in operation else [405]
-            for status in extra:
-                responses.setdefault(str(status), _problem_json(status))
-            for status in ("201", "202"):
-                if status in responses:
-                    responses[status].setdefault("headers", {}).update(_LOCATION)
+            for code in extra:
+                responses.setdefault(str(code), _problem_json(code))
+            for created in ("201", "202"):
+                if created in responses:
+                    responses[created].setdefault("headers", {}).update(_LOCATION)
             for status, response in responses.items():
                 links = _links(operation.get("operationId", ""), status)
                 if links:

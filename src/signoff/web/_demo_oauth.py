@@ -30,6 +30,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    IdentityAssertionParams,
     RefreshToken,
     TokenError,
     construct_redirect_uri,
@@ -47,7 +48,7 @@ from signoff.web._forms import posted_form
 from signoff.web._headers import CONTENT_SECURITY_POLICY, SECURITY_HEADERS
 from signoff.web._identity import DEMO_USERS, DemoUser, demo_user
 from signoff.web._session import WebSession
-from signoff.web._ui import Ui, ui_of
+from signoff.web._ui import Ui, log, ui_of
 
 SIGN_IN_PATH = "/oauth/sign-in"
 MCP_PATH = "/mcp"
@@ -184,6 +185,11 @@ class DemoAuthorizationServer:
             raise TokenError("invalid_grant", "the refresh token was already used")
         return self._tokens(client, refresh_token.model_copy(update={"scopes": scopes}))
 
+    async def exchange_identity_assertion(
+        self, client: OAuthClientInformationFull, params: IdentityAssertionParams
+    ) -> OAuthToken:
+        raise TokenError("unsupported_grant_type", "the demo takes no identity assertions")
+
     async def load_access_token(self, token: str) -> AccessToken | None:
         return None  # access tokens are JWTs; /mcp and the API verify them themselves
 
@@ -241,6 +247,11 @@ def include_demo_oauth(app: FastAPI, state: AppState) -> None:
     if state.demo is None:
         return
     issuer = public_url_of(state.settings)
+    if state.settings.workers > 1:
+        log.warning(
+            "the demo's OAuth server keeps clients and codes in each worker's memory: "
+            "MCP clients sign in reliably with one worker (the default)"
+        )
     server = DemoAuthorizationServer(state, issuer)
     app.state.signoff_demo_oauth = server
     # Through AuthSettings, whose URLs keep an empty path: RFC 8414 compares the issuer
