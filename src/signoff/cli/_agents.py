@@ -72,6 +72,7 @@ def mcp_command(
     config: str | None,
 ) -> None:
     """Serve the MCP tools over stdio, acting for --principal."""
+    from signoff.cli._seal import seal_from_environment
     from signoff.gate._gate import Gate
     from signoff.mcp_server import create_mcp_server
     from signoff.store import open_store
@@ -80,7 +81,7 @@ def mcp_command(
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
     token_key = settings.effective_token_key()
     with _catalog(settings, persistent=True) as tools:
-        store = open_store(settings.database_url)
+        store = seal_from_environment(open_store(settings.database_url))
         try:
             gate = Gate(tools, store, token_key=token_key, audience=settings.audience)
             server = create_mcp_server(gate, identity, public_url=public_url)

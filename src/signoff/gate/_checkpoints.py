@@ -304,10 +304,15 @@ def report_refusal(ctx: GateContext, tenant: str, refusal: SignerRefused) -> Non
         kind=REFUSED_KIND,
         data={"code": refusal.code, "seq": refusal.details.get("seq"), "reason": refusal.message},
     )
+    failures: tuple[type[BaseException], ...] = (
+        StoreError,
+        *ctx.store.transient_errors,
+        *ctx.store.integrity_errors,
+    )
     try:
         with ctx.store.transaction() as tx:  # not ctx.write: no checkpoint after this one
             tx.append(event)
-    except (StoreError, *ctx.store.transient_errors, *ctx.store.integrity_errors):
+    except failures:
         log.warning("could not record the signer's refusal for tenant %s", tenant)
 
 

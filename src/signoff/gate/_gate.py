@@ -276,9 +276,15 @@ class Gate(GateReads):
     def verify_audit(self) -> ChainReport:
         return verify_audit(self.store)
 
-    def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
-        """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``."""
-        return _export.export_bundle(self._ctx, tenant, since=since)
+    def export_bundle(
+        self, tenant: str, *, since: int = 0, problems: list[str] | None = None
+    ) -> dict[str, Any]:
+        """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``.
+
+        What the exporter found wrong (the signer refused, the log was truncated) is
+        appended to ``problems``; the bundle still carries every signed checkpoint.
+        """
+        return _export.export_bundle(self._ctx, tenant, since=since, problems=problems)
 
     def checkpoint_due(self) -> list[CheckpointRecord]:
         """Sign a checkpoint for each tenant with events past the count or age limit."""

@@ -90,7 +90,11 @@ class GateProof:
 
 def seal_with(proof: GateProof) -> EventSeal:
     """The store's event seal: the gate's MAC over each audit entry it appends."""
-    authenticator = proof.authenticator
+    return event_seal(proof.authenticator)
+
+
+def event_seal(authenticator: EventAuthenticator) -> EventSeal:
+    """A store's event seal from the key file's MAC keys (any process that writes the log)."""
 
     def seal(entry: AuditEntry) -> str:
         return authenticator.seal(

@@ -17,7 +17,13 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from signoff.proof._note import Cosigner, NoteRejected, cosignature_times, parse_signature_line
+from signoff.proof._note import (
+    Cosigner,
+    NoteRejected,
+    cosignature_times,
+    parse_signature_line,
+    parse_vkey,
+)
 
 SIZE_TYPE = "text/x.tlog.size"
 TIMEOUT_SECONDS = 5.0
@@ -91,3 +97,33 @@ def submit(
     except NoteRejected as exc:
         raise WitnessRefused(f"{witness.name} sent an unusable cosignature ({exc})") from None
     return lines
+
+
+WITNESSES_ENV = "SIGNOFF_WITNESSES"
+
+
+def parse_witnesses(text: str) -> tuple[Witness, ...]:
+    """``[{"url": "https://…", "vkey": "<name>+<key ID>+<key>"}, …]`` (``SIGNOFF_WITNESSES``)."""
+    import json
+
+    from signoff.exceptions import ProofFormatError
+
+    try:
+        entries = json.loads(text) if text.strip() else []
+    except json.JSONDecodeError as exc:
+        raise ProofFormatError(f"the witness list is not JSON ({exc.msg})") from None
+    if not isinstance(entries, list):
+        raise ProofFormatError("the witness list is a JSON array of {url, vkey}")
+    witnesses = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(k), str) for k in ("url", "vkey")
+        ):
+            raise ProofFormatError('each witness is {"url": …, "vkey": …}')
+        if not entry["url"].startswith(("http://", "https://")):
+            raise ProofFormatError(f"witness URL {entry['url']!r} is not http(s)")
+        try:
+            witnesses.append(Witness(entry["url"], parse_vkey(entry["vkey"])))
+        except NoteRejected as exc:
+            raise ProofFormatError(str(exc)) from None
+    return tuple(witnesses)
