@@ -1,4 +1,4 @@
-"""PostgreSQL hashes audit events server-side (migrations 6, 7): byte for byte audit._chain's hash."""
+"""PostgreSQL hashes audit events server-side (migrations 6, 7): byte for byte as in Python."""
 
 from __future__ import annotations
 

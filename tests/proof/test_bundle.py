@@ -167,7 +167,8 @@ def test_two_approvals_by_one_person_do_not_count_twice(keyset: KeySet) -> None:
         tenant=TENANT, origin=ORIGIN, events=events,
         checkpoints=signed_checkpoints(events, keyset, [6]), jwks=keyset.public_jwks(),
     )  # fmt: skip
-    assert {"duplicate_approver", "executed_without_approval"} <= _codes(verify_bundle(document, _trust(keyset)))
+    report = verify_bundle(document, _trust(keyset))
+    assert {"duplicate_approver", "executed_without_approval"} <= _codes(report)
 
 
 def test_since_bundle_verifies_from_a_checkpoint(keyset: KeySet) -> None:
@@ -240,4 +241,5 @@ def test_device_key_other_than_enrolled_is_caught(keyset: KeySet) -> None:
     )
     device = other.approval("prp_d", "d" * 64)
     refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
-    assert _codes(verify_bundle(_bundle(log, keyset, [6]), _trust(keyset))) == {"device_key_unknown"}
+    report = verify_bundle(_bundle(log, keyset, [6]), _trust(keyset))
+    assert _codes(report) == {"device_key_unknown"}

@@ -8,11 +8,17 @@ import hashlib
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from signoff.proof import Checkpoint, KeySet, PublicKeys, SigningKey, open_checkpoint, origin_for
-from signoff.proof import sign_checkpoint
+from signoff.proof import (
+    Checkpoint,
+    KeySet,
+    PublicKeys,
+    SigningKey,
+    open_checkpoint,
+    origin_for,
+    sign_checkpoint,
+)
 from signoff.proof._merkle import root_hash
 from signoff.proof._note import NoteRejected, sign_note
-
 
 SIGNED_AT = 1_767_225_600
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from jwt import PyJWK, PyJWS
 from jwt.exceptions import InvalidKeyError, PyJWKError, PyJWTError
 
@@ -112,7 +113,7 @@ class PublicKeys:
             if isinstance(key.key, ed25519.Ed25519PublicKey):
                 yield kid, key.key
 
-    def kid_of(self, public_key: ed25519.Ed25519PublicKey) -> str:
+    def kid_of(self, public_key: Ed25519PublicKey) -> str:
         raw = public_key.public_bytes_raw()
         for kid, key in self.ed25519():
             if key.public_bytes_raw() == raw:
