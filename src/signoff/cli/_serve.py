@@ -76,9 +76,9 @@ def serve(config: str | None, **flags: Any) -> None:
     if settings.demo and settings.signing_keyset() is None:
         from signoff.http._signing import demo_keys_file
 
-        # Demo mode signs with a development key file kept in the data directory (its signer
+        # Demo mode signs with a development key file kept beside its database (the signer
         # state beside it), made now if missing and named to every worker like the settings.
-        os.environ[ENV_PREFIX + "SIGNING_KEYS_FILE"] = str(demo_keys_file())
+        os.environ[ENV_PREFIX + "SIGNING_KEYS_FILE"] = str(demo_keys_file(settings.database_url))
     _start_banner(settings)
     with _worker_metrics(settings.workers):
         uvicorn.run(

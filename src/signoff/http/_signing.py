@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from signoff._paths import data_dir
+from signoff._paths import data_dir, is_postgres
 from signoff.exceptions import ProofFormatError, SignerRefused
 from signoff.gate._gate import Gate
 from signoff.gate._proof import GateProof, log_name_for
@@ -18,12 +19,18 @@ from signoff.proof import FileSignerState, KeySet, load_keyset, state_directory_
 from signoff.proof._witness import parse_witnesses
 
 log = logging.getLogger("signoff.proof")
-DEMO_KEYS_FILE = "demo-signing-keys.json"
 
 
-def demo_keys_file() -> Path:
-    """The demo's development key file in the data directory, made on first use."""
-    path = data_dir() / DEMO_KEYS_FILE
+def demo_keys_file(database_url: str) -> Path:
+    """The demo's development key file, made on first use: beside a SQLite database (its
+    signer state beside it), or in the data directory for PostgreSQL — one per database, so
+    a demo database and what signed it stay together (delete them together)."""
+    if is_postgres(database_url):
+        name = hashlib.sha256(database_url.encode()).hexdigest()[:16]
+        path = data_dir() / f"demo-signing-keys-{name}.json"
+    else:
+        db = database_url.removeprefix("sqlite:///").removeprefix("sqlite://")
+        path = Path(f"{db}.demo-signing-keys.json")
     if not path.exists():
         KeySet.generate().save(path)
     return path
@@ -40,7 +47,7 @@ def gate_proof(
     keys = settings.signing_keyset()
     keys_file = settings.signing_keys_file
     if keys is None and settings.demo:
-        keys_file = demo_keys_file()
+        keys_file = demo_keys_file(settings.database_url)
         keys = load_keyset(keys_file)
     if keys is None:
         return None
