@@ -52,7 +52,7 @@ from signoff.proof import (
 )
 from signoff.proof._note import NoteRejected, cosign, sign_note
 from signoff.store._sql import SqlTransaction
-from tests.conftest import AGENT, APPROVER, ISSUER, REFUND, TOKEN_KEY
+from tests.conftest import AGENT, ISSUER, REFUND, TOKEN_KEY
 from tests.proof.conftest import ORIGIN, TENANT, Log, refund_flow, rehash, signed_checkpoints
 from tests.test_store_contract import STORES, Backend, backend_for
 
@@ -498,9 +498,7 @@ def test_a_receipt_for_another_proposal_is_not_the_expected_proof(
         Expectation(args_digest="0" * 64),
         Expectation(arguments={**args_a, "amount_minor": 5000}),
     ):
-        assert _codes(verify_receipt(receipt_a, trust, expect=expect)) == {
-            "not_the_expected_proof"
-        }
+        assert _codes(verify_receipt(receipt_a, trust, expect=expect)) == {"not_the_expected_proof"}
 
 
 # 8. Two forks of one tenant's log, each with a valid checkpoint at the same size -----------

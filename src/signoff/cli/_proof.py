@@ -158,6 +158,22 @@ def keys_export_trust(
     _write(json.dumps(trust.to_document(), indent=2) + "\n", out)
 
 
+@keys.command("vkey")
+@KEYS_OPTION
+@click.option("--tenant", required=True, help="The tenant whose log a witness will follow.")
+@click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default=None, help="As the server's.")
+@click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help="As the server's.")
+def keys_vkey(keys_file: str, tenant: str, log_name: str | None, public_url: str | None) -> None:
+    """Print the log's origin and signed-note vkey: what a witness is configured with."""
+    from signoff.gate._proof import log_name_for
+    from signoff.proof import origin_for
+    from signoff.proof._note import note_vkey
+
+    keyset = load_keyset(keys_file)
+    origin = origin_for(log_name or log_name_for(public_url, keyset), tenant)
+    click.echo(f"{origin} {note_vkey(origin, keyset.note_key().public_bytes_raw())}")
+
+
 def _write(text: str, out: str | None) -> None:
     if out is None:
         click.echo(text, nl=False)

@@ -63,6 +63,12 @@ def note_key_id(name: str, public_key: bytes) -> bytes:
     return key_id_of(name, ED25519_TYPE, public_key)
 
 
+def note_vkey(name: str, public_key: bytes) -> str:
+    """The signed-note verifier key of a plain Ed25519 signer (a log): type 0x01."""
+    key_id = note_key_id(name, public_key)
+    return f"{name}+{key_id.hex()}+{base64.b64encode(ED25519_TYPE + public_key).decode()}"
+
+
 def parse_vkey(text: str) -> Cosigner:
     """A ``cosignature/v1`` verifier key ``<name>+<hex key ID>+base64(0x04 || key)``."""
     name, _, rest = text.strip().partition("+")
