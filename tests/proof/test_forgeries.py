@@ -208,7 +208,7 @@ def test_a_receipt_re_signed_by_an_attacker_is_refused(deployment: Deployment) -
     """A receipt signed with another key, its JWKS beside it: refused under the real keys."""
     _, receipt = deployment.refund()
     attacker = KeySet.generate()
-    header, payload, _ = receipt.split(".")
+    _, payload, _ = receipt.split(".")
     from signoff.proof._jws import sign_jws
 
     claims = json.loads(_unb64(payload))
