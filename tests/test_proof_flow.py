@@ -236,6 +236,11 @@ def test_cli_export_then_offline_verify_without_the_database(world: World) -> No
         "audit", "export", "--db", db, "--tenant", "acme", "--out", str(out), "--keys", str(keys)
     )
     assert exported.returncode == 0, exported.stderr
+    stored = signoff("audit", "verify", "--db", db, "--jwks", str(jwks))
+    assert stored.returncode == 0, stored.stdout + stored.stderr
+    assert "signed checkpoints match the chain" in stored.stdout
+    chain_only = signoff("audit", "verify", "--db", db)
+    assert chain_only.returncode == 0 and "only the chain was checked" in chain_only.stdout
     world.store.close()
     for file in world.path.glob("signoff.db*"):
         file.unlink()

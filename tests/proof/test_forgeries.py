@@ -71,6 +71,8 @@ class Deployment:
     keys: KeySet
     state: Path
     gate: Gate
+    refused: list[str] = dataclasses.field(default_factory=list)
+    """The codes ``GateProof.on_refusal`` was told (the HTTP app counts them in a metric)."""
 
     @property
     def proof(self) -> GateProof:
@@ -85,7 +87,7 @@ class Deployment:
     def restart(self, keys: KeySet | None = None) -> None:
         """A new gate process with the same (or rotated) key file and the same state."""
         self.keys = keys or self.keys
-        self.gate = _gate(self.backend, self.keys, self.state)
+        self.gate = _gate(self.backend, self.keys, self.state, self.refused)
 
     def refund(self, order: str = "ord_1001", amount: int = 19900) -> tuple[str, str]:
         """propose → approve → execute; the proposal id and its signed receipt."""
@@ -151,12 +153,12 @@ def _rechained(events: list[AuditEvent]) -> list[AuditEvent]:
     return out
 
 
-def _gate(backend: Backend, keys: KeySet, state: Path) -> Gate:
+def _gate(backend: Backend, keys: KeySet, state: Path, refused: list[str]) -> Gate:
     from signoff.demo import demo_catalog
 
     proof = GateProof(
         keys, issuer=ISSUER, log_name="signoff.test", token_form="signed",
-        signer=FileSignerState(state),
+        signer=FileSignerState(state), on_refusal=lambda refusal: refused.append(refusal.code),
     )  # fmt: skip
     return Gate(
         demo_catalog(backend.shop, backend.provider),
@@ -174,7 +176,8 @@ def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deplo
         now = int(backend.clock.now().timestamp())
         keys = KeySet.generate(now=now)
         state = tmp_path / "keys.json.state"
-        yield Deployment(backend, keys, state, _gate(backend, keys, state))
+        refused: list[str] = []
+        yield Deployment(backend, keys, state, _gate(backend, keys, state, refused), refused)
 
 
 # 1. A bundle or receipt re-signed by an attacker, verified with the keys it carries --------
@@ -325,7 +328,7 @@ def test_the_signer_never_signs_a_rewritten_history_from_scratch(deployment: Dep
     with pytest.raises(CheckpointInconsistent, match="rewritten"):
         _checkpoint(deployment)
     made = deployment.gate.checkpoint_now()
-    assert made == []
+    assert made == [] and deployment.refused == ["checkpoint_inconsistent"]
     bundle, problems = deployment.export()
     assert problems and "checkpoint_mismatch" in _codes(verify_bundle(bundle, deployment.trust))
     with deployment.backend.store.read() as tx:

@@ -12,7 +12,14 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from signoff.cli._main import cli
-from signoff.proof import KeySet, build_bundle, evidence_for, sign_confirmation, sign_receipt
+from signoff.proof import (
+    KeySet,
+    build_bundle,
+    evidence_for,
+    load_keyset,
+    sign_confirmation,
+    sign_receipt,
+)
 from signoff.proof._events import leaf_of
 from signoff.proof._merkle import inclusion_proof
 from tests.proof.conftest import ORIGIN, TENANT, Log, refund_flow, rehash, signed_checkpoints
@@ -157,3 +164,38 @@ def test_audit_verify_receipt(tmp_path: Path) -> None:
         run("audit", "verify", "--receipt", str(bare), "--bundle", str(bare), "--jwks", str(jwks)),
         "invalid_request",
     )
+
+
+def test_keys_export_trust_and_vkey(tmp_path: Path) -> None:
+    """export-trust writes the trust file a verifier loads (keys, origins, witnesses, quorum);
+    vkey prints a log's origin and the signed-note vkey a witness is configured with."""
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    from signoff.proof import TrustRoot
+    from signoff.proof._note import Cosigner, note_vkey
+
+    keys = tmp_path / "keys.json"
+    KeySet.generate().save(keys)
+    keyset = load_keyset(keys)
+    witness = Cosigner("witness.test/w1", ed25519.Ed25519PrivateKey.generate().public_key())
+    out = tmp_path / "trust.json"
+    runner = CliRunner()
+    written = runner.invoke(
+        cli,
+        ["keys", "export-trust", "--keys", str(keys), "--tenant", "acme", "--tenant", "globex",
+         "--public-url", "https://signoff.example.com/", "--witness", witness.vkey(),
+         "--out", str(out)],
+    )  # fmt: skip
+    assert written.exit_code == 0, written.output
+    trust = TrustRoot.from_file(out)
+    assert trust.origins == {"signoff.example.com/acme", "signoff.example.com/globex"}
+    assert [w.name for w in trust.witnesses] == ["witness.test/w1"] and trust.witness_quorum == 1
+    assert len(trust.keys) == 1 and "mac_keys" not in out.read_text()
+    printed = runner.invoke(cli, ["keys", "vkey", "--keys", str(keys), "--tenant", "acme"])
+    origin = f"{keyset.log_name}/acme"
+    assert printed.output.split() == [
+        origin,
+        note_vkey(origin, keyset.note_key().public_bytes_raw()),
+    ]
+    bad = run("keys", "export-trust", "--keys", str(keys), "--witness", "nonsense")
+    one_error_line(bad, "proof_format")
