@@ -42,7 +42,7 @@ NO_TRUST_ROOT = (
 
 def verify_bundle(
     document: Any,
-    trusted: TrustRoot | PublicKeys | None,
+    trusted: TrustRoot | PublicKeys | None = None,
     *,
     held: Sequence[str] = (),
     allow_uncovered: bool = False,
@@ -50,6 +50,7 @@ def verify_bundle(
 ) -> Report:
     """Verify a parsed bundle document against a trust root obtained elsewhere.
 
+    Without one it raises :class:`NoTrustRoot`: the keys a bundle carries are never used.
     ``held`` are checkpoint notes the caller already had (from a witness, an
     earlier export, a receipt): the bundle must be consistent with each.
     """

@@ -54,7 +54,7 @@ def read_receipt_file(text: str) -> tuple[str, dict[str, Any] | None]:
 
 def verify_receipt(
     token: str,
-    keys: TrustRoot | PublicKeys | None,
+    keys: TrustRoot | PublicKeys | None = None,
     *,
     held: Sequence[str] = (),
     expect: Expectation | None = None,
