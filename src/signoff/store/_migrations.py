@@ -219,6 +219,8 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # MAC as one more parameter of every event, so they are dropped and made again.
     7: (
         "ALTER TABLE audit_events ADD COLUMN mac TEXT",
+        # The signer looks each new MAC up among the older events (a replay): by index.
+        "CREATE INDEX audit_events_by_mac ON audit_events (tenant, mac)",
         "ALTER TABLE checkpoints ADD COLUMN cosignatures TEXT NOT NULL DEFAULT ''",
         {"postgresql": DROP_FUNCTIONS},
         *({"postgresql": function} for function in FUNCTIONS),
