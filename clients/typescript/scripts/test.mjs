@@ -3,6 +3,7 @@
 // tests (build/test/*.test.js) with node's test runner, stop the server, exit with the tests' status.
 //
 //   SIGNOFF_BIN=/path/to/signoff npm test     # default: the repository's .venv/bin/signoff
+//   npm test -- ai-sdk                        # only build/test/*ai-sdk*.test.js
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -53,7 +54,12 @@ try {
     SIGNOFF_TOKEN_ALICE_OTHER_APP: token("--client", "other-app", "--sub", "alice", "--tenant", "acme", "--role", "refund_approver"),
   };
   const tests = join(here, "build", "test");
-  const files = readdirSync(tests).filter((name) => name.endsWith(".test.js")).sort().map((name) => join(tests, name));
+  // `npm test -- client agents` runs only the files whose names contain one of the words.
+  const only = process.argv.slice(2);
+  const files = readdirSync(tests)
+    .filter((name) => name.endsWith(".test.js") && (only.length === 0 || only.some((word) => name.includes(word))))
+    .sort()
+    .map((name) => join(tests, name));
   status = await new Promise((resolve) => {
     const child = spawn(process.execPath, ["--test", "--test-concurrency=1", ...files], { stdio: "inherit", env });
     child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
