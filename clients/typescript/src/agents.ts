@@ -76,7 +76,7 @@ export class SignoffApprovals {
   }
 
   /** The interrupted calls of `state` with their signoff proposals, for showing the person. */
-  async pending(state: RunState<unknown, any>, context?: unknown): Promise<Pending[]> {
+  async pending<C>(state: RunState<C, any>, context?: C): Promise<Pending[]> {
     const found: Pending[] = [];
     for (const item of state.getInterruptions()) {
       const callId = callIdOf(item);
@@ -90,7 +90,7 @@ export class SignoffApprovals {
   }
 
   /** Approve in `state` what signoff confirmed, reject what it refused; answer what still waits. */
-  async release(state: RunState<unknown, any>, context?: unknown): Promise<Pending[]> {
+  async release<C>(state: RunState<C, any>, context?: C): Promise<Pending[]> {
     const waiting: Pending[] = [];
     for (const pending of await this.pending(state, context)) {
       const { status, proposal_id } = pending.proposal;
@@ -183,6 +183,6 @@ function callIdOf(item: RunToolApprovalItem): string | undefined {
   return typeof raw.callId === "string" ? raw.callId : undefined;
 }
 
-function contextOf(state: RunState<unknown, any>): unknown {
+function contextOf<C>(state: RunState<C, any>): C {
   return state._context.context;
 }
