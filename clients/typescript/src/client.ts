@@ -16,14 +16,7 @@
  * - Every error answer is thrown as a typed {@link SignoffError} carrying the problem's `code`;
  *   {@link OutcomeUnknown} means "read the state", never "propose again".
  */
-import {
-  errorFromProblem,
-  KEY_IN_FLIGHT,
-  NO_ANSWER,
-  OutcomeUnknown,
-  SignoffError,
-  UNEXPECTED_ANSWER,
-} from "./errors.js";
+import { errorFromProblem, KEY_IN_FLIGHT, NO_ANSWER, OutcomeUnknown, SignoffError, UNEXPECTED_ANSWER } from "./errors.js";
 import { confirmationIdempotencyKey, randomIdempotencyKey } from "./keys.js";
 import { RetryPolicy, retryAfterMs } from "./retry.js";
 import type {
@@ -422,15 +415,6 @@ export class SignoffClient {
     }
     return token;
   }
-}
-
-/** The execution id a refusal names (`already_consumed`, `execution_in_progress`), if any. */
-export function executionIdOf(error: unknown): string | undefined {
-  if (error instanceof SignoffError) {
-    const id = error.member("execution_id");
-    if (typeof id === "string" && id !== "") return id;
-  }
-  return undefined;
 }
 
 function segment(id: string): string {

@@ -150,6 +150,8 @@ export function errorFromProblem(status: number, problem: ProblemMembers | Probl
   const code = typeof problem["code"] === "string" ? problem["code"] : `http_${status}`;
   const detail = typeof problem["detail"] === "string" ? problem["detail"] : `HTTP ${status}`;
   const special = BY_CODE[code];
+  // A code's own class only within its status family (its parent class is that status's class):
+  // a `surface_not_allowed` that is not a 403 stays what its status says.
   const cls = special !== undefined && byStatus(status) === Object.getPrototypeOf(special) ? special : byStatus(status);
   return new cls(status, code, detail, problem, idempotencyKey);
 }

@@ -64,7 +64,7 @@ export interface FlowOptions {
    * `signoff serve`). Default: the client's base URL.
    */
   publicUrl?: string;
-  /** How long a call waits for the person's decision before answering "still waiting". */
+  /** How long a call waits for the person's decision before answering "still waiting" (default 60 s). */
   wait?: Omit<WaitOptions, "signal">;
   /** Called once a proposal exists, e.g. to show its page URL or notify approvers. */
   onProposal?: (proposal: ProposalView, confirmUrl: string) => void | Promise<void>;

@@ -1,4 +1,4 @@
-export { SignoffClient, executionIdOf } from "./client.js";
+export { SignoffClient } from "./client.js";
 export type {
   CallOptions,
   DecideOptions,

@@ -55,8 +55,14 @@ export async function proposalsFor(orderId: string): Promise<ProposalView[]> {
   return (await client("AGENT").proposals({ limit: 200 })).filter((proposal) => proposal.arguments["order_id"] === orderId);
 }
 
-/** Records the waits instead of waiting (retries), so tests check them without wall time. */
+/** Records each wait the client asks for (tests check the list, never the clock), then waits. */
 export function recordingSleep(): { waits: number[]; sleep: (ms: number) => Promise<void> } {
   const waits: number[] = [];
-  return { waits, sleep: async (ms) => void waits.push(ms) };
+  return {
+    waits,
+    sleep: async (ms) => {
+      waits.push(ms);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    },
+  };
 }
