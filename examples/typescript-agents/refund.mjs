@@ -30,17 +30,16 @@ try {
   const calls = new Map();
   const definitions = demo.tools("openai"); // `signoff tools --demo --format openai`
 
-  const build = () => {
+  const done = [assistantMessage("The refund of ¥199.00 is done.")];
+  const build = (...script) => {
     const approvals = new SignoffApprovals({ client: agentClient, definitions, calls });
-    const model = new ScriptedModel([
-      [functionCall("refund_order", { order_id: "ord_1001", amount_minor: 19900, currency: "CNY", reason: "parcel never arrived" }, { callId: "call_1" })],
-      [assistantMessage("The refund of ¥199.00 is done.")],
-    ]);
+    const model = new ScriptedModel(script);
     const agent = new Agent({ name: "support", instructions: "Refund what the customer is owed.", model, tools: approvals.tools() });
     return { approvals, agent };
   };
 
-  const first = build();
+  const refund = { order_id: "ord_1001", amount_minor: 19900, currency: "CNY", reason: "parcel never arrived" };
+  const first = build([functionCall("refund_order", refund, { callId: "call_1" })], done);
   const stopped = await run(first.agent, "Refund order ord_1001 (¥199.00), the parcel never arrived.");
   for (const pending of await first.approvals.pending(stopped.state)) {
     console.log(`interrupted: ${pending.item.name} is proposal ${pending.proposal.proposal_id} (${pending.proposal.status}) — a person confirms at ${pending.confirmUrl}`);
@@ -53,7 +52,8 @@ try {
   console.log(`alice approved ${shown.proposal_id}`);
 
   // Later, maybe in another process: the saved state, a fresh adapter, the shared call store.
-  const later = build();
+  // The run continues after the tool call, so this model only gives the final answer.
+  const later = build(done);
   const state = await RunState.fromString(later.agent, saved);
   const waiting = await later.approvals.release(state);
   console.log(`still waiting: ${waiting.length}`);

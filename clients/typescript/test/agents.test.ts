@@ -15,9 +15,12 @@ setTracingDisabled(true);
 
 const alice = client("ALICE");
 
-function world(orderId: string, calls = new Map<string, string>()) {
+/** The adapter, the SDK's scripted model (the refund call, then "done") and the agent. */
+function world(orderId: string, calls = new Map<string, string>(), resumed = false) {
   const approvals = new SignoffApprovals({ client: client("AGENT"), definitions: definitions(), calls });
-  const model = new ScriptedModel([[functionCall("refund_order", refund(orderId), { callId: `call_${orderId}` })], [assistantMessage("done")]]);
+  const call = [functionCall("refund_order", refund(orderId), { callId: `call_${orderId}` })];
+  // A run resumed from a saved state continues after the tool call: the model only answers.
+  const model = new ScriptedModel(resumed ? [[assistantMessage("done")]] : [call, [assistantMessage("done")]]);
   const agent = new Agent({ name: "support", instructions: "Refund what the user asks.", model, tools: approvals.tools() });
   return { approvals, model, agent, calls };
 }
@@ -51,6 +54,8 @@ test("the call becomes a signoff proposal; only signoff's confirmation releases 
   const second = await run(agent, first.state);
 
   assert.equal(second.finalOutput, "done");
+  model.assertComplete();
+  assert.equal(model.calls.length, 2);
   const answer = toolOutput(model);
   assert.equal(answer["kind"], "execution");
   assert.equal(answer["status"], "succeeded");
@@ -85,12 +90,14 @@ test("a saved RunState resumes in a fresh adapter with a shared call store, with
   await alice.approve(proposal as NonNullable<typeof proposal>);
 
   // Another process: new adapter, new agent, the same store and the saved string.
-  const after = world("ord_1033", calls);
+  const after = world("ord_1033", calls, true);
   const state = await RunState.fromString(after.agent, saved);
   assert.deepEqual(await after.approvals.release(state), []);
   const resumed = await run(after.agent, state);
 
   assert.equal(resumed.finalOutput, "done");
+  after.model.assertComplete();
+  assert.equal(after.model.calls.length, 1, "the model was asked once, after the tool ran");
   assert.equal(toolOutput(after.model)["kind"], "execution");
   assert.equal((await ledgerOf("ord_1033")).length, 1);
   assert.equal((await proposalsFor("ord_1033")).length, 1);
