@@ -27,6 +27,7 @@ try {
     ...process.env,
     SIGNOFF_BIN: signoff,
     SIGNOFF_URL: demo.url,
+    SIGNOFF_DEMO_DB: demo.database,
     SIGNOFF_TOOLS_DIR: work,
     SIGNOFF_TOKEN_AGENT: demo.token("--sub", "u_42", "--tenant", "acme", "--act", "agent:support-bot"),
     SIGNOFF_TOKEN_ALICE: demo.token("--sub", "alice", "--tenant", "acme", "--role", "refund_approver"),

@@ -151,6 +151,7 @@ const EXECUTED_NEXT: Readonly<Record<string, string>> = {
   running: "The action is running. Call {await} with the proposal_id later.",
 };
 
+const RETRIED = new Set(["failed_retryable", "unknown"]);
 const EXECUTED = new Set(["executing", "succeeded", "failed_retryable", "failed_terminal", "unknown", "needs_attention"]);
 
 /** One adapter's calls through one client: the proposals it made and the executions it ran. */
@@ -205,8 +206,17 @@ export class SignoffFlow {
       const proposal = await this.#client.waitForDecision(proposalId, { ...wait, ...(options.signal ? { signal: options.signal } : {}) });
       if (proposal.status === "confirmed") return await this.#execute(tool, proposal, options.signal);
       if (EXECUTED.has(proposal.status)) {
+        const memo = this.#executions.get(proposalId);
+        const call = options.signal === undefined ? {} : { signal: options.signal };
+        if (memo?.executionId !== undefined && RETRIED.has(proposal.status)) {
+          // A retryable failure runs again, an unknown outcome is looked up: the provider sees
+          // the same request key, so this never writes twice.
+          const retried = await this.#client.retryExecution(memo.executionId, call);
+          const view = retried.accepted ? await this.#client.waitForExecution(memo.executionId, { ...this.#options.wait, ...call }) : retried;
+          return executionAnswer(tool, view, false);
+        }
         // This flow ran it: the same token and key answer the first outcome again.
-        if (this.#executions.get(proposalId)?.token !== undefined) return await this.#execute(tool, proposal, options.signal);
+        if (memo?.token !== undefined) return await this.#execute(tool, proposal, options.signal);
         return this.#pending(proposal, fill(EXECUTED_NEXT[proposal.status] ?? EXECUTED_NEXT["running"] ?? "", tool));
       }
       const refused = REFUSED[proposal.status];

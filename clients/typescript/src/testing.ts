@@ -16,6 +16,8 @@ import { join, resolve } from "node:path";
 
 export interface DemoServer {
   url: string;
+  /** The server's throw-away SQLite database (the demo shop is `<database>.shop.sqlite`). */
+  database: string;
   /** `signoff dev-token --demo <args>`: a development JWT for this server. */
   token(...args: string[]): string;
   /** `signoff tools --demo --format <format>`, parsed: the tool definitions a model is given. */
@@ -48,9 +50,10 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   const port = await freePort();
   const work = mkdtempSync(join(tmpdir(), "signoff-demo-"));
   const logFile = join(work, "server.log");
+  const database = join(work, "demo.db");
   const server = spawn(
     signoff,
-    ["serve", "--demo", "--db", join(work, "demo.db"), "--port", String(port), "--reconcile-interval", "0"],
+    ["serve", "--demo", "--db", database, "--port", String(port), "--reconcile-interval", "0"],
     { stdio: ["ignore", openSync(logFile, "w"), openSync(logFile, "a")] },
   );
   const exited = new Promise<void>((done) => server.once("exit", () => done()));
@@ -70,6 +73,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   }
   return {
     url,
+    database,
     token: (...args) => execFileSync(signoff, ["dev-token", "--demo", ...args], { encoding: "utf8" }).trim(),
     tools: (format = "openai") => JSON.parse(execFileSync(signoff, ["tools", "--demo", "--format", format], { encoding: "utf8" })) as unknown,
     log,

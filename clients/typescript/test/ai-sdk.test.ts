@@ -9,7 +9,7 @@ import { MockLanguageModelV4 } from "ai/test";
 
 import { signoffTools, type ToolAnswer } from "@signoff/client/ai-sdk";
 
-import { approveWhenItArrives, client, definitions, ledgerOf, proposalsFor, refund } from "./live.js";
+import { approveWhenItArrives, client, definitions, failNextRefund, ledgerOf, proposalsFor, refund } from "./live.js";
 
 type Call = { toolName: string; input: Record<string, unknown> } | { text: string };
 /** A step may read the tool results the model was shown so far (a proposal_id, say). */
@@ -180,3 +180,32 @@ test("an ambiguous amount is a question for the user, and nothing is proposed", 
   assert.match(answer.next_step, /Ask the user/);
   assert.equal((await proposalsFor("ord_1025")).length, 0);
 });
+
+for (const [mode, first, orderId] of [
+  ["retryable", "failed_retryable", "ord_1026"],
+  ["timeout_after_success", "unknown", "ord_1027"],
+] as const) {
+  test(`a ${mode} provider call answers ${first}; await_confirmation settles it under the same request key, one refund`, async () => {
+    const tools = signoffTools({ client: agent(), definitions: definitions(), wait: fast });
+    const model = scripted(
+      { toolName: "refund_order", input: refund(orderId) },
+      (shown) => ({ toolName: "await_confirmation", input: { proposal_id: idOf(shown) } }),
+      { text: "done" },
+    );
+    failNextRefund(mode);
+
+    await Promise.all([generateText({ model, tools, stopWhen: stepCountIs(4), prompt: `Refund ${orderId}` }), approveWhenItArrives(orderId)]);
+
+    const [failed, settled] = toolResults(model);
+    assert.equal(failed?.kind, "execution");
+    assert.equal(failed?.kind === "execution" && failed.status, first);
+    assert.match(failed?.next_step ?? "", /await_confirmation/);
+    assert.equal(settled?.kind, "execution");
+    if (settled?.kind !== "execution" || failed?.kind !== "execution") return;
+    assert.equal(settled.status, "succeeded");
+    assert.equal(settled.execution_id, failed.execution_id, "the same execution, not a second one");
+    const ledger = await ledgerOf(orderId);
+    assert.equal(ledger.length, 1, "one refund at the provider");
+    assert.equal(ledger[0]?.request_key, settled.receipt?.request_key);
+  });
+}

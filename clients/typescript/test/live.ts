@@ -1,7 +1,8 @@
 // The live server `scripts/test.mjs` started, its callers, and what the demo's refund provider
 // and shop show: the external side effect every write test asserts.
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 import { SignoffClient, type DemoLedgerEntry, type ProposalView } from "@signoff/client";
 
@@ -65,4 +66,19 @@ export function recordingSleep(): { waits: number[]; sleep: (ms: number) => Prom
       await new Promise((resolve) => setTimeout(resolve, ms));
     },
   };
+}
+
+/**
+ * The demo refund provider fails its next call as `mode` (signoff.demo's FaultMode, through the
+ * project's Python: `retryable`, `terminal`, `timeout_before`, `timeout_after_success`).
+ */
+export function failNextRefund(mode: "retryable" | "terminal" | "timeout_before" | "timeout_after_success"): void {
+  const script = [
+    "import sys",
+    "from signoff.demo import DemoShop, FaultMode, RefundProvider",
+    "shop = DemoShop(sys.argv[1] + '.shop.sqlite')",
+    "RefundProvider(shop).fail_next(FaultMode(sys.argv[2]))",
+    "shop.close()",
+  ].join("\n");
+  execFileSync(join(dirname(env("SIGNOFF_BIN")), "python"), ["-c", script, env("SIGNOFF_DEMO_DB"), mode]);
 }
