@@ -292,7 +292,7 @@ class DeviceSignatureInvalid(Forbidden):
 
 
 class InvalidUpstream(ConfigurationError, ValueError):
-    """An upstream MCP server's configuration (``--upstream``, ``SIGNOFF_UPSTREAMS``) is unusable."""
+    """An upstream MCP server's configuration (``--upstream``, ``SIGNOFF_UPSTREAMS``) is wrong."""
 
     code = "invalid_upstream"
 

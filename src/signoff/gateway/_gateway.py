@@ -312,6 +312,8 @@ class Gateway:
         if lookup is None or not lookup.is_read:
             raise LookupUnavailable(f"the lookup tool {rule.tool} is not a read of the upstream")
         arguments = _lookup_arguments(rule, values)
+        for name in lookup.strict.get("properties", {}):
+            arguments.setdefault(name, None)  # what the rule does not map is left out
         try:
             result = self._read(lookup, lookup.upstream_arguments(lookup.arguments(arguments)))
         except UpstreamUnavailable as exc:
