@@ -84,13 +84,17 @@ class Upstream:
 
     def calls(self, tool: str) -> int:
         """How many ``tools/call`` of ``tool`` the real server received, across restarts."""
-        return sum(1 for r in self.requests() if r.get("method") == "tools/call" and r["name"] == tool)
+        return sum(
+            1 for r in self.requests() if r.get("method") == "tools/call" and r["name"] == tool
+        )
 
     def pids(self) -> list[int]:
         return sorted({r["pid"] for r in self.requests()})
 
 
-def proxied(name: str, server: Path, args: list[str], upstream: Upstream, **extra: Any) -> UpstreamSpec:
+def proxied(
+    name: str, server: Path, args: list[str], upstream: Upstream, **extra: Any
+) -> UpstreamSpec:
     command = [
         sys.executable, str(PROXY), "--log", str(upstream.log), "--die-on-call", "write_file",
         "--armed", str(upstream.armed), "--patch-schema", str(upstream.patch),

@@ -111,7 +111,9 @@ def test_a_read_passes_through_and_is_audited_without_its_values(fs: FsWorld) ->
     """read_text_file is a read in the policy: answered at once, one audit event of digests."""
     (fs.directory / "plain.txt").write_text("the file's own words")
     path = str(fs.directory / "plain.txt")
-    answer = fs.gateway.call_read(AGENT, "fs_read_text_file", {"path": path, "head": None, "tail": None})
+    answer = fs.gateway.call_read(
+        AGENT, "fs_read_text_file", {"path": path, "head": None, "tail": None}
+    )
     assert not answer.is_error
     assert answer.structured_content == {"content": "the file's own words"}
     events = [e for e in _events(fs) if e.kind == READ_EVENT]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer

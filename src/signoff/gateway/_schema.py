@@ -72,7 +72,9 @@ def _tighten(node: Any, *, path: str, root: bool = False) -> None:
         return
     if "patternProperties" in node:
         raise NotStrictable(f"{path or 'arguments'} has patternProperties (a free-form map)")
-    is_object = node.get("type") == "object" or "properties" in node
+    kind = node.get("type")
+    is_object = kind == "object" or (isinstance(kind, list) and "object" in kind)
+    is_object = is_object or "properties" in node
     if is_object:
         properties = node.get("properties")
         extra = node.get("additionalProperties")
