@@ -46,7 +46,8 @@ side_effect = "reversible"
 labels = { path = "File", content = "New content" }
 title = "Write {path}"
 risk_rules = [
-  { argument = "path", matches = "secret", level = "high", reason = "a secret file", approvals = 2 },
+  { argument = "path", matches = "secret", level = "high", reason = "a secret file",
+    approvals = 2 },
 ]
 """
 

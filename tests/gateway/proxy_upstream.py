@@ -39,6 +39,7 @@ def main() -> None:
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     calls: dict[Any, str] = {}
+    child_in = child.stdin
     listings: set[Any] = set()
 
     def log(entry: dict[str, Any]) -> None:
@@ -46,6 +47,7 @@ def main() -> None:
             file.write(json.dumps(entry) + "\n")
 
     def send(message: dict[str, Any]) -> None:
+        assert sys.stdout is not None
         with _write:
             sys.stdout.buffer.write(json.dumps(message).encode() + b"\n")
             sys.stdout.buffer.flush()
@@ -57,11 +59,11 @@ def main() -> None:
             params = message.get("params") or {}
             log({"pid": os.getpid(), "method": method, "name": params.get("name")})
             if method == "tools/call":
-                calls[message.get("id")] = params.get("name")
+                calls[message.get("id")] = str(params.get("name"))
             elif method == "tools/list":
                 listings.add(message.get("id"))
-            child.stdin.write(line)
-            child.stdin.flush()
+            child_in.write(line)
+            child_in.flush()
         child.terminate()
 
     signal.signal(

@@ -262,3 +262,16 @@ def test_a_silently_changed_schema_is_caught_before_the_call(fs: FsWorld) -> Non
 def _events(fs: FsWorld) -> list:  # type: ignore[type-arg]
     with fs.store.read() as tx:
         return list(tx.audit_events(tenant="acme"))
+
+
+def test_the_http_api_proposes_upstream_writes_too(fs: FsWorld, page: TestClient) -> None:
+    """POST /v1/proposals names the upstream tool like any other; nothing is written yet."""
+    target = fs.directory / "rest.txt"
+    response = page.post(
+        "/v1/proposals",
+        json={"tool": "fs_write_file", "arguments": {"path": str(target), "content": "rest"}},
+        headers={"Authorization": f"Bearer {jwt_for(AGENT)}"},
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["tool_version"].startswith("mcp:fs/write_file@sha256:")
+    assert not target.exists()

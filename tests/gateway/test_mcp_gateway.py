@@ -64,13 +64,14 @@ def test_the_mcp_client_sees_prefixed_reads_and_confirmation_tools_for_writes(
             status = await client.call_tool(
                 "get_proposal_status", {"proposal_id": proposal["proposal_id"]}
             )
-            token = status.structured_content["confirmation_token"]  # type: ignore[index]
+            assert status.structured_content is not None
+            token = status.structured_content["confirmation_token"]
             done = await client.call_tool(
                 "execute_confirmed_fs_write_file",
                 {"proposal_id": proposal["proposal_id"], "confirmation_token": token},
             )
             assert done.structured_content is not None
-            return done.structured_content
+            return dict(done.structured_content)
 
     executed = anyio.run(body)
     assert executed["status"] == "succeeded" and executed["receipt"]["provider_reference"]
@@ -166,7 +167,7 @@ def test_an_http_upstream_gets_the_configured_credentials_never_the_agents_token
         app = create_app(Settings(demo=True), gate=gate, extras=[include_mcp])
         for base in _serve(app):
 
-            async def body() -> dict[str, Any]:
+            async def body(base: str = base) -> dict[str, Any]:
                 headers = {"Authorization": f"Bearer {agent_jwt}"}
                 async with create_mcp_http_client(headers=headers) as http:
                     transport = streamable_http_client(f"{base}/mcp", http_client=http)
@@ -178,7 +179,7 @@ def test_an_http_upstream_gets_the_configured_credentials_never_the_agents_token
                             "request_kv_set_value_confirmation", {"key": "colour", "value": "red"}
                         )
                         assert asked.structured_content is not None
-                        return asked.structured_content
+                        return dict(asked.structured_content)
 
             proposal = anyio.run(body)
     store.close()

@@ -14,7 +14,7 @@ from tests.gateway.conftest import LOOKUP, POLICY
 
 
 def test_listed_tools_and_the_fail_closed_default() -> None:
-    """A read, a write with its rules, and an unlisted tool that the upstream's approver confirms."""
+    """A read, a write with its rules, and an unlisted tool the upstream's approver confirms."""
     policy = parse_gateway_policy(tomllib.loads(POLICY + LOOKUP)).upstream("fs")
     assert policy.tool("read_text_file").kind == "read"
     write = policy.tool("write_file")
@@ -48,12 +48,14 @@ def test_the_policy_version_changes_with_the_section() -> None:
         ('[upstreams.fs.tools.x]\nkind = "write"\nrisk = "extreme"', "risk"),
         ('[upstreams.fs.tools.x]\nkind = "write"\nrisk_rules = [{argument = "p"}]', "exactly one"),
         (
-            '[upstreams.fs.tools.x]\nkind = "write"\nrisk_rules = [{argument = "p", matches = "("}]',
+            '[upstreams.fs.tools.x]\nkind = "write"\n'
+            'risk_rules = [{argument = "p", matches = "("}]',
             "regular expression",
         ),
         ('[upstreams.fs.tools.x]\nkind = "write"\nlookup = {arguments = {}}', "tool ="),
         (
-            '[upstreams.fs.tools.x]\nkind = "write"\nlookup = {tool = "r", found_when = "text_equals"}',
+            '[upstreams.fs.tools.x]\nkind = "write"\n'
+            'lookup = {tool = "r", found_when = "text_equals"}',
             "name an argument",
         ),
         ('[upstreams.Fs]\napprover_role = "r"', "lowercase"),
