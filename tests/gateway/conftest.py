@@ -46,8 +46,7 @@ side_effect = "reversible"
 labels = { path = "File", content = "New content" }
 title = "Write {path}"
 risk_rules = [
-  { argument = "path", matches = "secret", level = "high", reason = "a secret file",
-    approvals = 2 },
+  { argument = "path", matches = "secret", level = "high", reason = "a secret", approvals = 2 },
 ]
 """
 

@@ -147,7 +147,7 @@ def test_an_unlisted_tool_needs_approval(fs: FsWorld) -> None:
 def test_risk_rules_over_the_arguments_raise_the_approvals(fs: FsWorld) -> None:
     """A path matching the policy's rule is high risk and needs two distinct approvers."""
     proposal = fs.write("secret.txt", "x")
-    assert proposal.risk.level == "high" and proposal.risk.reasons == ("a secret file",)
+    assert proposal.risk.level == "high" and proposal.risk.reasons == ("a secret",)
     assert proposal.policy["approvals"] == 2
 
 
