@@ -77,6 +77,10 @@ class Upstream:
     armed: Path
     patch: Path
 
+    @property
+    def down(self) -> Path:
+        return self.log.with_name("down")
+
     def requests(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
@@ -98,6 +102,7 @@ def proxied(
     command = [
         sys.executable, str(PROXY), "--log", str(upstream.log), "--die-on-call", "write_file",
         "--armed", str(upstream.armed), "--patch-schema", str(upstream.patch),
+        "--down", str(upstream.down),
         "--", str(server), *args,
     ]  # fmt: skip
     return UpstreamSpec(name=name, command=tuple(command), **extra)

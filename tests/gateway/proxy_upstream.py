@@ -9,7 +9,8 @@ restarts. ``--die-on-call TOOL``: once FILE exists, the answer of the real serve
 to a call of TOOL is not forwarded — the server and this proxy are killed after
 the server acted (the upstream died mid-call). ``--patch-schema FILE``: while FILE
 exists, the tool it names gets one more optional property in ``tools/list`` (a
-changed upstream schema). SIGUSR1 sends ``notifications/tools/list_changed``.
+changed upstream schema), or, written ``-TOOL``, leaves the listing. ``--down FILE``:
+while FILE exists, the proxy exits at once (the upstream cannot be started). SIGUSR1 sends ``notifications/tools/list_changed``.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ def main() -> None:
     parser.add_argument("--die-on-call")
     parser.add_argument("--armed")
     parser.add_argument("--patch-schema")
+    parser.add_argument("--down")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args()
+    if options.down and Path(options.down).exists():
+        sys.exit(3)  # the upstream cannot be started now
     command = [c for c in options.command if c != "--"]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
@@ -81,7 +85,10 @@ def main() -> None:
             os._exit(1)
         if ident in listings and options.patch_schema and Path(options.patch_schema).exists():
             patched = Path(options.patch_schema).read_text().strip()
-            for tool in message.get("result", {}).get("tools", []):
+            result = message.get("result", {})
+            if patched.startswith("-"):  # the tool leaves the listing
+                result["tools"] = [t for t in result.get("tools", []) if t["name"] != patched[1:]]
+            for tool in result.get("tools", []):
                 if tool.get("name") == patched:
                     tool["inputSchema"].setdefault("properties", {})["mode"] = {"type": "string"}
         send(message)

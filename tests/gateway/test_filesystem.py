@@ -247,6 +247,51 @@ def test_a_changed_schema_announced_by_the_upstream_blocks_the_old_proposal(fs: 
     assert fresh.tool_version != proposal.tool_version
 
 
+def test_an_unreachable_upstream_is_retryable_and_a_retry_checks_the_schema(fs: FsWorld) -> None:
+    """Nothing left signoff: failed_retryable; a retry after the schema changed sends nothing."""
+    proposal = fs.write("later.txt", "x")
+    token = fs.approve(proposal)
+    fs.upstream.down.touch()
+    os.kill(fs.upstream.pids()[-1], signal.SIGKILL)
+    first = fs.gate.execute(AGENT, proposal.proposal_id, token)
+    assert first.execution.status is ExecutionStatus.FAILED_RETRYABLE
+    fs.upstream.down.unlink()
+    fs.upstream.patch.write_text("write_file")
+    assert fs.gateway.refresh("fs")  # the catalog now has the new version
+    with pytest.raises(StateChanged):
+        fs.gate.retry(AGENT, first.execution.execution_id)
+    assert fs.upstream.calls("write_file") == 0
+    assert not (fs.directory / "later.txt").exists()
+
+
+def test_a_retry_after_the_upstream_is_back_writes_once(fs: FsWorld) -> None:
+    """failed_retryable, then the upstream is back: the same request is sent, once."""
+    proposal = fs.write("back.txt", "back\n")
+    token = fs.approve(proposal)
+    fs.upstream.down.touch()
+    os.kill(fs.upstream.pids()[-1], signal.SIGKILL)
+    first = fs.gate.execute(AGENT, proposal.proposal_id, token)
+    assert first.execution.status is ExecutionStatus.FAILED_RETRYABLE
+    fs.upstream.down.unlink()
+    again = fs.gate.retry(AGENT, first.execution.execution_id)
+    assert again.execution.status is ExecutionStatus.SUCCEEDED
+    assert (fs.directory / "back.txt").read_text() == "back\n"
+    assert fs.upstream.calls("write_file") == 1
+
+
+def test_a_tool_that_left_the_listing_cannot_execute(fs: FsWorld) -> None:
+    """The upstream no longer lists write_file: the catalog drops it; its proposal is refused."""
+    proposal = fs.write("gone.txt", "x")
+    token = fs.approve(proposal)
+    fs.upstream.patch.write_text("-write_file")
+    assert fs.gateway.refresh("fs")
+    assert "fs_write_file" not in {tool.name for tool in fs.gate.catalog}
+    with pytest.raises(UnknownTool):
+        fs.gate.execute(AGENT, proposal.proposal_id, token)
+    assert fs.upstream.calls("write_file") == 0
+    assert not (fs.directory / "gone.txt").exists()
+
+
 def test_a_silently_changed_schema_is_caught_before_the_call(fs: FsWorld) -> None:
     """No notification: the listing asked before each write finds the change; nothing sent."""
     proposal = fs.write("quiet.txt", "x")

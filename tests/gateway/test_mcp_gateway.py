@@ -71,6 +71,8 @@ def test_the_mcp_client_sees_prefixed_reads_and_confirmation_tools_for_writes(
                 {"proposal_id": proposal["proposal_id"], "confirmation_token": token},
             )
             assert done.structured_content is not None
+            # After signoff's JSON, the upstream's own answer to the one call.
+            assert "Successfully wrote" in done.content[-1].text  # type: ignore[union-attr]
             return dict(done.structured_content)
 
     executed = anyio.run(body)
@@ -198,3 +200,30 @@ def test_an_unreachable_upstream_stops_the_start(tmp_path: Any) -> None:
     spec = UpstreamSpec("fs", command=(str(tmp_path / "no-such-server"),))
     with pytest.raises(UpstreamUnavailable, match="cannot connect"):
         Gateway([spec], GatewayPolicy()).start()
+
+
+def test_a_stdio_upstream_gets_only_the_configured_environment(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """env and env_from reach the child; signoff's own secrets and other variables do not."""
+    import sys
+    from pathlib import Path
+
+    monkeypatch.setenv("SIGNOFF_TOKEN_KEY", "00" * 32)
+    monkeypatch.setenv("PASSED_ON", "yes")
+    monkeypatch.setenv("NOT_PASSED", "no")
+    server = Path(__file__).with_name("env_server.py")
+    spec = UpstreamSpec(
+        "env",
+        command=(sys.executable, str(server)),
+        env={"LITERAL": "given"},
+        env_from=("PASSED_ON",),
+    )
+    policy = parse_gateway_policy(
+        {"upstreams": {"env": {"tools": {"variables": {"kind": "read"}}}}}
+    )
+    with Gateway([spec], policy) as gateway:
+        answer = gateway.call_read(AGENT, "env_variables", {})
+    names = set((answer.structured_content or {})["result"])
+    assert {"LITERAL", "PASSED_ON"} <= names
+    assert not names & {"SIGNOFF_TOKEN_KEY", "NOT_PASSED"}

@@ -63,6 +63,33 @@ def read_tools(gateway: Gateway, identity: SessionIdentity, gate: AsyncGate) -> 
     ]
 
 
+def with_upstream_answers(tools: list[Tool], gateway: Gateway) -> list[Tool]:
+    """An upstream write's execute answer also carries what the upstream answered (its content
+    blocks after signoff's own JSON); the receipt keeps the answer's digest."""
+    writes = {f"execute_confirmed_{listed.exposed}" for listed in gateway.writes}
+    return [
+        tool.model_copy(update={"fn": _with_answer(tool.fn, gateway)})
+        if tool.name in writes
+        else tool
+        for tool in tools
+    ]
+
+
+def _with_answer(execute: Callable[..., Any], gateway: Gateway) -> Callable[..., Any]:
+    async def call(arguments: dict[str, Any], ctx: Context) -> Any:
+        answer = await execute(arguments, ctx)
+        payload = answer.structured_content if isinstance(answer, CallToolResult) else None
+        if not isinstance(payload, dict) or answer.is_error:
+            return answer
+        receipt = payload.get("receipt") or {}
+        upstream = gateway.result(receipt.get("provider_reference"))
+        if upstream is None:
+            return answer
+        return answer.model_copy(update={"content": [*answer.content, *upstream.content]})
+
+    return call
+
+
 def follow(server: MCPServer, gateway: Gateway, build: Callable[[], list[Tool]]) -> None:
     """Rebuild the server's tools whenever the gateway's listings change."""
 

@@ -12,7 +12,7 @@ from signoff.agents._service import AgentTools
 from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
 from signoff.mcp_server._completion import CompletionWatcher
-from signoff.mcp_server._gateway import follow, gateway_of, read_tools
+from signoff.mcp_server._gateway import follow, gateway_of, read_tools, with_upstream_answers
 from signoff.mcp_server._identity import PrincipalTokenVerifier, SessionIdentity
 from signoff.mcp_server._tools import mcp_tools
 
@@ -63,8 +63,10 @@ def create_mcp_server(
 
     def build() -> list[Tool]:
         tools.refresh()
-        reads = [] if gateway is None else read_tools(gateway, identity, agate)
-        return [*mcp_tools(tools, identity, agate, watcher), *reads]
+        own = mcp_tools(tools, identity, agate, watcher)
+        if gateway is None:
+            return own
+        return [*with_upstream_answers(own, gateway), *read_tools(gateway, identity, agate)]
 
     server: MCPServer = MCPServer(
         SERVER_NAME,
