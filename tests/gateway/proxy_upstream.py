@@ -10,7 +10,8 @@ to a call of TOOL is not forwarded — the server and this proxy are killed afte
 the server acted (the upstream died mid-call). ``--patch-schema FILE``: while FILE
 exists, the tool it names gets one more optional property in ``tools/list`` (a
 changed upstream schema), or, written ``-TOOL``, leaves the listing. ``--down FILE``:
-while FILE exists, the proxy exits at once (the upstream cannot be started). SIGUSR1 sends ``notifications/tools/list_changed``.
+while FILE exists, the proxy exits at once (the upstream cannot be started).
+SIGUSR1 sends ``notifications/tools/list_changed``.
 """
 
 from __future__ import annotations
