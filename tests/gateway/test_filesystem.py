@@ -7,11 +7,22 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from signoff import ExecutionStatus, Principal
+from signoff import (
+    ExecutionStatus,
+    NotFoundAtProvider,
+    Preview,
+    Principal,
+    ResourceState,
+    SideEffect,
+    StrictArgs,
+    Succeeded,
+    WriteTool,
+)
 from signoff.agents import AgentTools
 from signoff.exceptions import (
     AlreadyConsumed,
@@ -320,3 +331,38 @@ def test_the_http_api_proposes_upstream_writes_too(fs: FsWorld, page: TestClient
     assert response.status_code == 201, response.text
     assert response.json()["tool_version"].startswith("mcp:fs/write_file@sha256:")
     assert not target.exists()
+
+
+def test_a_native_tool_of_the_same_name_wins(tmp_path: Path) -> None:
+    """A Python tool named fs_write_file shadows the upstream's, which is then not exposed."""
+    from tests.gateway.conftest import fs_world
+
+    class Native(WriteTool[NativeArgs]):
+        name = "fs_write_file"
+        description = "The team's own write."
+        side_effect = SideEffect.REVERSIBLE
+        approver_role = "owner"
+
+        def preview(self, args: NativeArgs, state: ResourceState) -> Preview:
+            return Preview("native", "native", (), "none", "reversible")
+
+        def execute(self, args: NativeArgs, request_key: str, expected: ResourceState) -> Succeeded:
+            return Succeeded("native")
+
+        def lookup(self, request_key: str) -> NotFoundAtProvider:
+            return NotFoundAtProvider()
+
+    for fs in fs_world(tmp_path):
+        catalog = fs.gateway.catalog()
+        catalog.register(Native())
+        assert isinstance(catalog.get("fs_write_file"), Native)
+        assert "fs_write_file" not in {t.name for t in catalog.upstream_tools()}
+        fs.upstream.patch.write_text("write_file")
+        assert fs.gateway.refresh("fs")  # a new listing: still the native tool
+        assert isinstance(catalog.get("fs_write_file"), Native)
+        assert any("native tool" in s.reason for s in fs.gateway.skipped)
+        assert set(catalog.schema("fs_write_file")["properties"]) == {"path"}
+
+
+class NativeArgs(StrictArgs):
+    path: str
