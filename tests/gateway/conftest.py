@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from signoff import Decision, DecisionKind, Gate, Principal, Proposal, SQLiteStore
+from signoff import Decision, DecisionKind, Gate, Principal, Proposal, SQLiteStore, Store
 from signoff.gateway import Gateway, UpstreamSpec, parse_gateway_policy
 
 HERE = Path(__file__).parent
@@ -112,7 +112,7 @@ def proxied(
 class FsWorld:
     directory: Path
     upstream: Upstream
-    store: SQLiteStore
+    store: Store
     gateway: Gateway
     gate: Gate
 
@@ -131,14 +131,17 @@ class FsWorld:
         return result.confirmation_token
 
 
-def fs_world(tmp_path: Path, policy: str = POLICY) -> Iterator[FsWorld]:
+def fs_world(
+    tmp_path: Path, policy: str = POLICY, *, store: Store | None = None
+) -> Iterator[FsWorld]:
     require(FS_SERVER)
     directory = tmp_path / "files"
     directory.mkdir()
     directory = directory.resolve()
     upstream = Upstream(tmp_path / "upstream.log", tmp_path / "armed", tmp_path / "patch")
     spec = proxied("fs", FS_SERVER, [str(directory)], upstream)
-    store = SQLiteStore(tmp_path / "signoff.db")
+    if store is None:
+        store = SQLiteStore(tmp_path / "signoff.db")
     store.migrate()
     gateway = Gateway([spec], parse_gateway_policy(tomllib.loads(policy)), store=store)
     with gateway:
