@@ -14,6 +14,11 @@
     │   ├── SchemaTooNew              database written by a newer signoff
     │   └── InvalidDatabaseUrl        the database URL cannot be parsed
     ├── ProofFormatError              a bundle, receipt or JWKS file that cannot be read
+    │   └── NoTrustRoot               a verifier was given no trust root (--jwks / --trust)
+    ├── SignerRefused                 the checkpointer would not sign (nothing signed past it)
+    │   ├── CheckpointInconsistent    the log shrank or changed since the signer last signed
+    │   ├── EventUnauthenticated      an event the gate did not write (no valid MAC), or a replay
+    │   └── SignerStateMissing        the store holds checkpoints the signer has no record of
     └── Refusal                       the protocol said no; nothing changed
         ├── InvalidRequest            malformed request                      (400)
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
@@ -253,6 +258,39 @@ class ProofFormatError(SignoffError):
     """A bundle, receipt or JWKS file that is not in the documented format (offline tools)."""
 
     code = "proof_format"
+
+
+class NoTrustRoot(ProofFormatError):
+    """Nothing verifies without keys obtained apart from what is verified (PROTOCOL rule 16)."""
+
+    code = "no_trust_root"
+
+
+class SignerRefused(SignoffError):
+    """The checkpointer refused to sign: what it was shown is not what it can vouch for.
+
+    ``tenant`` and ``seq`` (the first event it would not cover) name where.
+    """
+
+    code = "signer_refused"
+
+
+class CheckpointInconsistent(SignerRefused):
+    """The log is shorter than, or no longer extends, the last tree the signer signed."""
+
+    code = "checkpoint_inconsistent"
+
+
+class EventUnauthenticated(SignerRefused):
+    """An event carries no valid authenticator from the gate, or repeats one (a replay)."""
+
+    code = "event_unauthenticated"
+
+
+class SignerStateMissing(SignerRefused):
+    """The store holds signed checkpoints of a log the signer's state does not know."""
+
+    code = "signer_state_missing"
 
 
 class SurfaceNotAllowed(Forbidden):

@@ -87,6 +87,7 @@ def mcp_command(
     config: str | None,
 ) -> None:
     """Serve the MCP tools over stdio, acting for --principal."""
+    from signoff.cli._seal import seal_from_environment
     from signoff.cli._serve import upstream_flags
     from signoff.gate._gate import Gate
     from signoff.mcp_server import create_mcp_server
@@ -103,7 +104,7 @@ def mcp_command(
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
     token_key = settings.effective_token_key()
     with _catalog(settings, persistent=True) as tools, ExitStack() as stack:
-        store = open_store(settings.database_url)
+        store = seal_from_environment(open_store(settings.database_url))
         stack.callback(store.close)
         if settings.upstreams:
             from signoff.http._app import open_gateway

@@ -91,10 +91,11 @@ def serve(config: str | None, upstream: tuple[str, ...], **flags: Any) -> None:
     if config is not None:
         os.environ["SIGNOFF_CONFIG"] = str(Path(config).resolve())
     if settings.demo and settings.signing_keyset() is None:
-        from signoff.proof import KeySet
+        from signoff.http._signing import demo_keys_file
 
-        # Demo mode signs with a key made now, handed to every worker like the settings.
-        os.environ[ENV_PREFIX + "SIGNING_KEYS"] = KeySet.generate().to_json()
+        # Demo mode signs with a development key file kept beside its database (the signer
+        # state beside it), made now if missing and named to every worker like the settings.
+        os.environ[ENV_PREFIX + "SIGNING_KEYS_FILE"] = str(demo_keys_file(settings.database_url))
     _start_banner(settings)
     with _worker_metrics(settings.workers):
         uvicorn.run(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, TypeVar
@@ -15,7 +15,6 @@ from signoff._model import DecisionKind, Principal, Proposal
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import ArgsMismatch
-from signoff.gate._checkpoints import after_write
 from signoff.gate._hooks import ExecutionHooks
 from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
@@ -47,6 +46,9 @@ class GateContext:
     directory_in_store: bool = False
     """The directory's entries are rows of this store: asked inside its transactions, and
     a write step's premises (a runtime Protocol check, made once, not per request)."""
+    after_write: Callable[[GateContext, Mapping[str, int]], None] | None = None
+    """Told, after each committed write, which tenants' logs it appended to and their new
+    heads (the gate wires the signer here, so this ground floor knows nothing above it)."""
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())
@@ -76,8 +78,8 @@ class GateContext:
                 if attempt == WRITE_ATTEMPTS:
                     raise
                 continue
-            if self.proof is not None:
-                after_write(self, tx.appended())  # checkpoints due by count or age
+            if self.after_write is not None:
+                self.after_write(self, tx.appended())  # checkpoints due by count or age
             return result
         raise AssertionError("unreachable")
 

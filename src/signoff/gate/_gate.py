@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,6 +19,7 @@ from signoff._model import (
 from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
+from signoff.exceptions import SignerRefused
 from signoff.gate import (
     _checkpoints,
     _decide,
@@ -29,6 +30,7 @@ from signoff.gate import (
     _propose,
     _reconcile,
     _resolve,
+    _signer_init,
 )
 from signoff.gate._context import GateContext
 from signoff.gate._hooks import ExecutionHooks, no_hooks
@@ -85,7 +87,14 @@ class Gate(GateReads):
             surfaces=tuple(surfaces),
             proof=proof,
             directory_in_store=isinstance(directory, TransactionalDirectory),
+            after_write=None if proof is None else _checkpoints.after_write,
         )
+        if proof is not None:
+            from signoff.gate._proof import seal_with
+
+            # Every event this process appends is authenticated with the key file's MAC key:
+            # the signer covers nothing else (PROTOCOL rule 16).
+            store.event_seal = seal_with(proof)
 
     @property
     def clock(self) -> Clock:
@@ -267,22 +276,48 @@ class Gate(GateReads):
     def verify_audit(self) -> ChainReport:
         return verify_audit(self.store)
 
-    def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
-        """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``."""
-        return _export.export_bundle(self._ctx, tenant, since=since)
+    def export_bundle(
+        self, tenant: str, *, since: int = 0, problems: list[str] | None = None
+    ) -> dict[str, Any]:
+        """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``.
+
+        What the exporter found wrong (the signer refused, the log was truncated) is
+        appended to ``problems``; the bundle still carries every signed checkpoint.
+        """
+        return _export.export_bundle(self._ctx, tenant, since=since, problems=problems)
 
     def checkpoint_due(self) -> list[CheckpointRecord]:
         """Sign a checkpoint for each tenant with events past the count or age limit."""
         return _checkpoints.checkpoint_due(self._ctx)
 
-    def checkpoint_now(self) -> list[CheckpointRecord]:
-        """Each tenant's checkpoint at its log's head, signing one where events are uncovered."""
+    def checkpoint_now(
+        self, *, on_refusal: Callable[[str, SignerRefused], None] | None = None
+    ) -> list[CheckpointRecord]:
+        """Each tenant's checkpoint at its log's head, signing one where events are uncovered.
+
+        A tenant the signer refuses is reported (logged, counted, audited) and handed to
+        ``on_refusal``; the others are still checkpointed.
+        """
         if self._ctx.proof is None:
             return []
         with self.store.read() as tx:
             tenants = sorted(tx.audit_heads())
-        made = (_checkpoints.checkpoint(self._ctx, tenant) for tenant in tenants)
-        return [record for record in made if record is not None]
+        made: list[CheckpointRecord] = []
+        for tenant in tenants:
+            try:
+                record = _checkpoints.checkpoint(self._ctx, tenant)
+            except SignerRefused as refusal:
+                _checkpoints.report_refusal(self._ctx, tenant, refusal)
+                if on_refusal is not None:
+                    on_refusal(tenant, refusal)
+                continue
+            if record is not None:
+                made.append(record)
+        return made
+
+    def init_signer(self, tenant: str, *, adopt_head: bool = False) -> CheckpointRecord | None:
+        """Re-initialise the signer's view of one log (``signoff audit init-signer``)."""
+        return _signer_init.init_signer(self._ctx, tenant, adopt_head=adopt_head)
 
 
 def verify_audit(store: Store) -> ChainReport:

@@ -127,6 +127,7 @@ def _build_state(
 ) -> AppState:
     closers: list[Callable[[], None]] = []
     lifespans: list[LifespanFactory] = []
+    metrics = Metrics()
     try:
         if gate is None:
             settings.check()
@@ -145,7 +146,7 @@ def _build_state(
                 store,
                 token_key=settings.effective_token_key(),
                 audience=settings.audience,
-                proof=gate_proof(settings),
+                proof=gate_proof(settings, on_refusal=metrics.signer_refused),
                 directory=role_directory(settings, store),
                 surfaces=settings.effective_surfaces(),
             )
@@ -157,7 +158,7 @@ def _build_state(
             close()
         raise
     return AppState(
-        settings, gate, authenticator, Metrics(), demo, lifespans=lifespans, closers=closers
+        settings, gate, authenticator, metrics, demo, lifespans=lifespans, closers=closers
     )
 
 

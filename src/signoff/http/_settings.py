@@ -153,8 +153,19 @@ class Settings(BaseSettings):
     token_form_tools: Annotated[
         tuple[tuple[str, TokenFormSetting], ...], NoDecode, BeforeValidator(parse_tool_forms)
     ] = Field((), description="`tool=signed,…`: the token form of particular tools.")
-    log_name: LogName = Field(
-        "signoff", description="The audit log's name in checkpoint origins: `<log name>/<tenant>`."
+    log_name: LogName | None = Field(
+        None,
+        description="The audit log's name in checkpoint origins, `<log name>/<tenant>`; globally"
+        " unique [default: the public URL's host and path, else the key file's own name].",
+    )
+    signer_state: Path | None = Field(
+        None,
+        description="The signer's state directory, what it signed last per log, never in the"
+        " database [default: `<signing keys file>.state`].",
+    )
+    witnesses: str | None = Field(
+        None,
+        description='Witnesses that cosign each checkpoint: `[{"url": …, "vkey": …}]` (JSON).',
     )
     checkpoint_events: Annotated[int, Field(ge=1)] = Field(
         64, description="Checkpoint a tenant's audit log after this many new events."

@@ -53,6 +53,24 @@ def stated_claims(events: Sequence[AuditEvent]) -> dict[str, Any]:
     }
 
 
+def proven_executions(events: Sequence[AuditEvent]) -> list[dict[str, Any]]:
+    """Per finished execution among ``events``: what the events prove about it."""
+    by_proposal: dict[str, list[AuditEvent]] = {}
+    for event in events:
+        if event.proposal_id is not None:
+            by_proposal.setdefault(event.proposal_id, []).append(event)
+    proven = []
+    for group in by_proposal.values():
+        claims = stated_claims(group)
+        if claims:
+            approvers = [
+                {k: a[k] for k in ("subject", "role", "decided_at")} | {"device": bool(a["device"])}
+                for a in claims["approvers"]
+            ]
+            proven.append({**claims, "approvers": approvers})
+    return proven
+
+
 def _approver(event: AuditEvent) -> dict[str, Any]:
     data = payload_of(event)
     return {

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import SchemaTooNew
-from signoff.store._pg_functions import FUNCTIONS
+from signoff.store._pg_functions import DROP_FUNCTIONS, FUNCTIONS
 
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -213,6 +213,18 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # outcome) as one server-side function, the audit append and its hash with it, so a
     # step is one round trip (store/_pg_functions.py). SQLite runs the same steps in-process.
     6: tuple({"postgresql": function} for function in FUNCTIONS),
+    # Proof that fails closed (PROTOCOL rule 16): each audit event's authenticator (a MAC
+    # with a key the database does not hold, part of the event hash when present) and the
+    # witnesses' cosignature lines kept with each checkpoint. The step functions take the
+    # MAC as one more parameter of every event, so they are dropped and made again.
+    7: (
+        "ALTER TABLE audit_events ADD COLUMN mac TEXT",
+        # The signer looks each new MAC up among the older events (a replay): by index.
+        "CREATE INDEX audit_events_by_mac ON audit_events (tenant, mac)",
+        "ALTER TABLE checkpoints ADD COLUMN cosignatures TEXT NOT NULL DEFAULT ''",
+        {"postgresql": DROP_FUNCTIONS},
+        *({"postgresql": function} for function in FUNCTIONS),
+    ),
 }
 
 

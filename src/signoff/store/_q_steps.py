@@ -13,7 +13,7 @@ computed here); PostgreSQL as one call of a server-side function
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +97,7 @@ def _role_arrays(roles: RoleEntries) -> tuple[list[str], list[str], list[str], l
 
 
 _ROLE_PARAMS = "?::text[], ?::text[], ?::text[], ?::text[]"
-_EVENT_PARAMS = "?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text"
+_EVENT_PARAMS = "?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text"
 
 
 def _marks(*types: str) -> str:
@@ -118,7 +118,7 @@ class StepQueries(
             marks = _marks(*["text"] * 18, "bigint", "bigint", "bigint", "bigint", "text", "int")
             self._step(
                 f"SELECT new_seq, new_hash FROM signoff_record_proposal({marks}, {_EVENT_PARAMS})",
-                (*proposal_row(proposal), *event.params()),
+                (*proposal_row(proposal), *self.event_params(event)),
                 event.tenant,
             )
             return
@@ -127,7 +127,7 @@ class StepQueries(
 
     def record_decision(self, w: DecisionWrite) -> None:
         if self._dialect.step_functions:
-            self._step(_RECORD_DECISION, _decision_params(w), w.event.tenant)
+            self._step(_RECORD_DECISION, _decision_params(w, self.event_params), w.event.tenant)
             return
         self._check_roles(w.roles)
         tenant, scope, key, print_ = w.idempotency
@@ -155,7 +155,7 @@ class StepQueries(
     def consume_and_start(self, w: ConsumeWrite) -> None:
         e = w.execution
         if self._dialect.step_functions:
-            self._step(_CONSUME_AND_START, _consume_params(w), e.tenant)
+            self._step(_CONSUME_AND_START, _consume_params(w, self.event_params), e.tenant)
             return
         self._check_roles(w.roles)
         if w.idempotency is not None:
@@ -184,7 +184,7 @@ class StepQueries(
     def record_outcome(self, w: OutcomeWrite) -> Execution | None:
         """The execution as recorded; None if it had left ``from_statuses`` (lost the race)."""
         if self._dialect.step_functions:
-            row = self.run(_RECORD_OUTCOME, _outcome_params(w)).fetchone()
+            row = self.run(_RECORD_OUTCOME, _outcome_params(w, self.event_params)).fetchone()
             if row[0] is None:
                 return None
             self._heads[w.event.tenant] = (row[-2], row[-1])
@@ -261,10 +261,11 @@ _RECORD_OUTCOME = (
     f"{_marks('text', 'text[]', 'text', 'bigint', 'text', 'text', 'text', 'bigint')}, "
     f"{_marks('text[]', 'text')}, {_EVENT_PARAMS}) f"
 )
-_NO_EVENT = (None,) * 7
+_NO_EVENT = (None,) * 8
+EventParams = Callable[[AuditEntry], tuple[Any, ...]]
 
 
-def _decision_params(w: DecisionWrite) -> tuple[Any, ...]:
+def _decision_params(w: DecisionWrite, event_params: EventParams) -> tuple[Any, ...]:
     a = w.approval
     tenant, scope, key, print_ = w.idempotency
     token: tuple[Any, ...] = (None,) * 12 + _NO_EVENT
@@ -283,7 +284,7 @@ def _decision_params(w: DecisionWrite) -> tuple[Any, ...]:
             r.policy_version,
             r.request_key,
             r.expires_at,
-            *w.token.event.params(),
+            *event_params(w.token.event),
         )
     return (
         w.proposal_id,
@@ -300,13 +301,13 @@ def _decision_params(w: DecisionWrite) -> tuple[Any, ...]:
         a.step,
         a.reason_code,
         a.reason,
-        *w.event.params(),
+        *event_params(w.event),
         *token,
         *(w.sign_count or (None, None, None)),
     )
 
 
-def _consume_params(w: ConsumeWrite) -> tuple[Any, ...]:
+def _consume_params(w: ConsumeWrite, event_params: EventParams) -> tuple[Any, ...]:
     e = w.execution
     assert e.lease_until is not None
     return (
@@ -319,12 +320,12 @@ def _consume_params(w: ConsumeWrite) -> tuple[Any, ...]:
         e.tenant,
         e.request_key,
         to_micros(e.lease_until),
-        *w.consumed.params(),
-        *w.started.params(),
+        *event_params(w.consumed),
+        *event_params(w.started),
     )
 
 
-def _outcome_params(w: OutcomeWrite) -> tuple[Any, ...]:
+def _outcome_params(w: OutcomeWrite, event_params: EventParams) -> tuple[Any, ...]:
     return (
         w.execution_id,
         [s.value for s in w.from_statuses],
@@ -336,5 +337,5 @@ def _outcome_params(w: OutcomeWrite) -> tuple[Any, ...]:
         w.now if w.to.is_terminal else None,
         [s.value for s in w.proposal_from],
         w.proposal_to.value,
-        *w.event.params(),
+        *event_params(w.event),
     )
