@@ -36,7 +36,7 @@
         │   ├── AlreadyConsumed       the token was already used
         │   ├── Revoked               confirmation or token revoked
         │   ├── ApproverRevoked       an approver lost their role after approving
-        │   ├── ArgsMismatch          digest, operation or resource differ
+        │   ├── ArgsMismatch          digest, operation, resource, policy or request key differ
         │   ├── StateChanged          the business state moved since the preview
         │   ├── ExecutionInProgress   the provider call is running; do not retry
         │   ├── AttemptsExhausted     the tool's max_attempts are used up
