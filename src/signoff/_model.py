@@ -197,11 +197,38 @@ class Execution:
     lease_until: datetime | None = None
 
 
+NOT_STARTED = "not_started"
+"""``DecisionResult.tool_status`` while no execution of the proposal exists."""
+
+
+def audit_reference(tenant: str, seq: int) -> str:
+    """An audit event's stable id: ``<tenant>:<seq>``, its place in the tenant's hash chain."""
+    return f"{tenant}:{seq}"
+
+
 @dataclass(frozen=True, slots=True)
 class DecisionResult:
+    """The decision receipt (seed 003): what this decision did, stable across its replays.
+
+    ``audit_id`` names the decision's audit event (``<tenant>:<seq>``); ``status`` and
+    ``version`` are the proposal's as this decision left them; ``duplicate`` is true when
+    the Idempotency-Key was answered before. ``tool_status`` says where the write is *now*:
+    ``not_started`` until the requester executes, then the execution's status. ``proposal``
+    is the proposal as it is now (a replay after the write ran shows it ``succeeded``).
+    """
+
     proposal: Proposal
     duplicate: bool
+    audit_id: str
+    status: ProposalStatus
+    version: int
+    tool_status: str = NOT_STARTED
     confirmation_token: str | None = None
+
+    @property
+    def action_id(self) -> str:
+        """The business action the decision is about; the same on every replay."""
+        return self.proposal.action_id
 
 
 @dataclass(frozen=True, slots=True)

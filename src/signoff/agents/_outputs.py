@@ -61,6 +61,22 @@ _RECEIPT: dict[str, Any] = {
     "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
 }
 
+_DECISION: dict[str, Any] = {
+    "type": "object",
+    "description": "The decision receipt, when the person's answer was recorded as a decision: "
+    "its audit event (<tenant>:<seq>), the proposal's status and version as it left them, "
+    "and the tool's status (not_started until the write runs).",
+    "properties": {
+        "audit_id": _STRING,
+        "action_id": _STRING,
+        "status": _STRING,
+        "version": {"type": "integer"},
+        "tool_status": _STRING,
+        "duplicate": {"type": "boolean"},
+    },
+    "required": ["audit_id", "action_id", "status", "version", "tool_status", "duplicate"],
+}
+
 _EXECUTION_FIELDS: dict[str, Any] = {
     "execution_id": _STRING,
     "status": {
@@ -128,6 +144,7 @@ PROPOSAL: dict[str, Any] = {
                 "channel": {"type": "string", "enum": ["form", "url"]},
                 "outcome": _STRING,
                 "code": _NULLABLE_STRING,
+                "decision": _DECISION,
             },
             "required": ["channel", "outcome"],
         },

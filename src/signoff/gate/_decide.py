@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from functools import partial
 from typing import Any
 
 from signoff._clock import from_micros, to_micros
 from signoff._model import (
+    NOT_STARTED,
     Approval,
     Decision,
     DecisionKind,
@@ -15,7 +17,9 @@ from signoff._model import (
     Principal,
     Proposal,
     ProposalStatus,
+    audit_reference,
 )
+from signoff.audit._chain import AuditEvent
 from signoff.exceptions import (
     IdempotencyKeyReused,
     InvalidState,
@@ -176,7 +180,27 @@ def _replay(
     if mine.step != REQUESTER_STEP and role is not None:
         check_role(principal, role, ctx.directory_in(tx), proposal_id=proposal.proposal_id)
     token = None if record.token_id is None else handed_token(ctx, tx, record.token_id)
-    return DecisionResult(proposal=proposal, duplicate=True, confirmation_token=token)
+    event = _decision_event(tx, proposal, principal.subject)
+    execution = tx.execution_for_proposal(proposal.proposal_id)
+    return DecisionResult(
+        proposal=proposal,
+        duplicate=True,
+        audit_id=audit_reference(event.tenant, event.seq),
+        status=ProposalStatus(json.loads(event.data)["status"]),
+        # The fingerprint holds expected_version: the first answer moved it by one.
+        version=request.decision.expected_version + 1,
+        tool_status=NOT_STARTED if execution is None else execution.status.value,
+        confirmation_token=token,
+    )
+
+
+def _decision_event(tx: SqlTransaction, proposal: Proposal, person: str) -> AuditEvent:
+    """The audit event of ``person``'s decision on ``proposal`` (one per person)."""
+    events = tx.audit_events(tenant=proposal.tenant, proposal_id=proposal.proposal_id)
+    return next(e for e in events if e.kind in _DECISION_KINDS and e.actor == person)
+
+
+_DECISION_KINDS = ("decision.approved", "decision.rejected")
 
 
 def _check_open(proposal: Proposal, decision: Decision, now: int) -> bool:
@@ -252,7 +276,7 @@ def _record(
     decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
     token = issued_token(ctx, decided, now) if target is ProposalStatus.CONFIRMED else None
     kind = "approved" if decision.kind is DecisionKind.APPROVE else "rejected"
-    tx.record_decision(
+    seq = tx.record_decision(
         DecisionWrite(
             proposal_id=proposal.proposal_id,
             expected_version=proposal.version,
@@ -277,7 +301,15 @@ def _record(
     )
     log.info("proposal %s %s by a decision", proposal.proposal_id, target.value)
     handed = None if token is None else token_for_record(ctx, token.record, proposal.tool_version)
-    return DecisionResult(proposal=decided, duplicate=False, confirmation_token=handed)
+    return DecisionResult(
+        proposal=decided,
+        duplicate=False,
+        audit_id=audit_reference(proposal.tenant, seq),
+        status=decided.status,
+        version=decided.version,
+        tool_status=NOT_STARTED,  # nothing runs until the requester executes
+        confirmation_token=handed,
+    )
 
 
 def _decision_data(

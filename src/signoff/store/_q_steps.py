@@ -125,15 +125,18 @@ class StepQueries(
         self.insert_proposal(proposal)
         self.append(event)
 
-    def record_decision(self, w: DecisionWrite) -> None:
+    def record_decision(self, w: DecisionWrite) -> int:
+        """Write the decision; returns the ``seq`` of its event in the tenant's chain."""
+        tenant = w.event.tenant
         if self._dialect.step_functions:
-            self._step(_RECORD_DECISION, _decision_params(w), w.event.tenant)
-            return
+            self._step(_RECORD_DECISION, _decision_params(w), tenant)
+            # The function appends the decision's event, then the token's when one is issued.
+            return self._heads[tenant][0] - (0 if w.token is None else 1)
         self._check_roles(w.roles)
-        tenant, scope, key, print_ = w.idempotency
+        key_tenant, scope, key, print_ = w.idempotency
         token_id = None if w.token is None else w.token.record.token_id
         record = ("decide", print_, w.proposal_id, None, token_id)
-        self._claim_key(tenant, scope, key, record, w.now)
+        self._claim_key(key_tenant, scope, key, record, w.now)
         moved = self.run(
             "UPDATE proposals SET status = ?, version = version + 1, updated_at = ? "
             "WHERE proposal_id = ? AND status = 'awaiting_confirmation' AND version = ? "
@@ -148,9 +151,11 @@ class StepQueries(
             raise PremiseFailed("passkey")  # a replayed assertion: the counter moved
         self.insert_decision(w.proposal_id, w.approval)
         self.append(w.event)
+        seq = self._heads[tenant][0]
         if w.token is not None:
             self.insert_token(w.token.record, w.token.token_hash)
             self.append(w.token.event)
+        return seq
 
     def consume_and_start(self, w: ConsumeWrite) -> None:
         e = w.execution
