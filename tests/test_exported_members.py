@@ -16,8 +16,8 @@ EXPECTED = {
     "RetryableFailure", "Risk", "RiskLevel",
     "RoleDirectory", "SQLiteStore", "SideEffect", "StaticRoleDirectory", "Store", "StrictArgs",
     "Succeeded", "SystemClock", "SystemRandom", "TerminalFailure", "WriteTool", "__version__",
-    "args_digest", "canonical_json", "open_store", "resource_set_digest", "strict_json_schema",
-    "verify_audit",
+    "args_digest", "canonical_json", "display_time", "normalize_time", "open_store",
+    "resource_set_digest", "strict_json_schema", "verify_audit",
 }  # fmt: skip
 
 

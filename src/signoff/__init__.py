@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from signoff.audit._chain import AuditEvent, ChainReport
     from signoff.catalog._catalog import Catalog
     from signoff.catalog._schema import strict_json_schema
+    from signoff.catalog._times import display_time, normalize_time
     from signoff.catalog._tool import StrictArgs, WriteTool
     from signoff.catalog._types import (
         ApprovalPolicy,
@@ -107,6 +108,8 @@ __all__ = [
     "__version__",
     "args_digest",
     "canonical_json",
+    "display_time",
+    "normalize_time",
     "open_store",
     "resource_set_digest",
     "strict_json_schema",

@@ -28,7 +28,12 @@ def _demo(subject: str, tenant: str, roles: tuple[str, ...], description: str) -
 
 
 DEMO_USERS: tuple[DemoUser, ...] = (
-    _demo("alice", "acme", ("refund_approver",), "approver: decides acme's refunds"),
+    _demo(
+        "alice",
+        "acme",
+        ("refund_approver", "account_approver"),
+        "approver: decides acme's refunds and account suspensions",
+    ),
     _demo("dave", "acme", ("auditor",), "auditor: reads history, decides nothing"),
     _demo("carol", "acme", (), "acme employee without the approver role"),
     _demo("u_42", "acme", (), "customer: the agent asks on their behalf"),
