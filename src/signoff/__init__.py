@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from signoff.catalog._types import (
         ApprovalPolicy,
         Clarification,
+        ItemOutcome,
         LookupOutcome,
         NotFoundAtProvider,
         Pending,
@@ -73,6 +74,7 @@ __all__ = [
     "ExecutionStatus",
     "Gate",
     "HookPoint",
+    "ItemOutcome",
     "LookupOutcome",
     "ManualClock",
     "NotFoundAtProvider",

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from signoff.catalog._types import Preview, Risk
+    from signoff.catalog._types import ItemOutcome, Preview, Risk
 
 PAGE_SURFACE = "page"
 """The surface name of the confirmation page; no identity token may claim it as its client."""
@@ -178,6 +178,8 @@ class Receipt:
     provider_reference: str | None
     approvers: tuple[str, ...]
     completed_at: datetime | None
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: each item's outcome, request key and provider reference, on its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,8 @@ class Execution:
     created_at: datetime
     updated_at: datetime
     lease_until: datetime | None = None
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: each item's outcome as the last attempt or lookup reported it."""
 
 
 NOT_STARTED = "not_started"

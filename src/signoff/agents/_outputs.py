@@ -57,6 +57,25 @@ _RECEIPT: dict[str, Any] = {
         "provider_reference": _NULLABLE_STRING,
         "approvers": {"type": "array", "items": _STRING},
         "completed_at": _NULLABLE_STRING,
+        "items": {
+            "type": "array",
+            "description": "A batch: each item's own outcome, request key and provider "
+            "reference; a failed item is reported on its own.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "resource": _STRING,
+                    "request_key": _STRING,
+                    "status": {
+                        "type": "string",
+                        "enum": ["succeeded", "failed_retryable", "failed_terminal"],
+                    },
+                    "provider_reference": _NULLABLE_STRING,
+                    "error_code": _NULLABLE_STRING,
+                },
+                "required": ["resource", "request_key", "status"],
+            },
+        },
     },
     "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
 }

@@ -110,6 +110,7 @@ def receipt_payload(receipt: Receipt) -> dict[str, Any]:
         "provider_reference": receipt.provider_reference,
         "approvers": list(receipt.approvers),
         "completed_at": None if receipt.completed_at is None else receipt.completed_at.isoformat(),
+        "items": [item.to_dict() for item in receipt.items],
     }
 
 

@@ -6,7 +6,7 @@ import enum
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 class SideEffect(enum.StrEnum):
@@ -222,20 +222,70 @@ class Clarification:
     field: str | None = None
 
 
+ItemStatus = Literal["succeeded", "failed_retryable", "failed_terminal"]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemOutcome:
+    """One item of a batch write, reported on its own (seed 000: 失败项独立回执).
+
+    ``resource`` is the item's own resource id (``order:ord_5001``); ``request_key`` the
+    key the provider received for it (derived from the execution's request key);
+    ``provider_reference`` the provider's id for its effect, once it succeeded.
+    """
+
+    resource: str
+    request_key: str
+    status: ItemStatus
+    provider_reference: str | None = None
+    error_code: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in ("succeeded", "failed_retryable", "failed_terminal"):
+            raise ValueError("an item succeeded, failed_retryable or failed_terminal")
+        if (self.status == "succeeded") != (self.provider_reference is not None):
+            raise ValueError("a succeeded item has a provider reference, a failed one none")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "resource": self.resource,
+            "request_key": self.request_key,
+            "status": self.status,
+            "provider_reference": self.provider_reference,
+            "error_code": self.error_code,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ItemOutcome:
+        return cls(
+            data["resource"],
+            data["request_key"],
+            data["status"],
+            data.get("provider_reference"),
+            data.get("error_code"),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Succeeded:
     reference: str
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: every item's outcome (all succeeded)."""
 
 
 @dataclass(frozen=True, slots=True)
 class RetryableFailure:
     message: str
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: the items that succeeded, and those still to attempt with their same keys."""
 
 
 @dataclass(frozen=True, slots=True)
 class TerminalFailure:
     message: str
     code: str = "provider_refused"
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: each item's outcome; failed items stay failed, nothing is widened."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,6 +208,16 @@ class ExecutionView(View):
         )
 
 
+class ItemView(View):
+    """One item of a batch, reported on its own (its own outcome, key and reference)."""
+
+    resource: str = Field(description="The item's resource, e.g. order:ord_5001")
+    request_key: str = Field(description="The key the provider received for this item")
+    status: Literal["succeeded", "failed_retryable", "failed_terminal"]
+    provider_reference: str | None
+    error_code: str | None
+
+
 class ReceiptView(View):
     execution_id: str
     proposal_id: str
@@ -219,6 +229,11 @@ class ReceiptView(View):
     provider_reference: str | None
     approvers: list[str]
     completed_at: datetime | None
+    items: list[ItemView] = Field(
+        default_factory=list,
+        description="A batch: every item's outcome, request key and provider reference; "
+        "failed items are reported on their own (empty for a single write)",
+    )
 
     @classmethod
     def of(cls, receipt: Receipt) -> ReceiptView:
@@ -233,6 +248,7 @@ class ReceiptView(View):
             provider_reference=receipt.provider_reference,
             approvers=list(receipt.approvers),
             completed_at=receipt.completed_at,
+            items=[ItemView.model_validate(item.to_dict()) for item in receipt.items],
         )
 
 

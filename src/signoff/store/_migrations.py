@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import SchemaTooNew
-from signoff.store._pg_functions import FUNCTIONS
+from signoff.store._pg_functions import FUNCTIONS, RECORD_OUTCOME, RECORD_OUTCOME_V6_SIGNATURE
 
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -213,6 +213,13 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # outcome) as one server-side function, the audit append and its hash with it, so a
     # step is one round trip (store/_pg_functions.py). SQLite runs the same steps in-process.
     6: tuple({"postgresql": function} for function in FUNCTIONS),
+    # A batch's per-item outcomes (seed 000: each failed item reported on its own): the
+    # execution row keeps them, written by the outcome step with the rest of the outcome.
+    7: (
+        "ALTER TABLE executions ADD COLUMN items TEXT",
+        {"postgresql": f"DROP FUNCTION {RECORD_OUTCOME_V6_SIGNATURE}"},
+        {"postgresql": RECORD_OUTCOME},
+    ),
 }
 
 

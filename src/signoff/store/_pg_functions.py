@@ -215,7 +215,7 @@ BEGIN
 END
 $$"""
 
-RECORD_OUTCOME = f"""
+RECORD_OUTCOME_V6 = f"""
 CREATE OR REPLACE FUNCTION signoff_record_outcome(
     p_execution_id text, p_from text[], p_to text, p_now bigint, p_reference text,
     p_code text, p_message text, p_completed_at bigint,
@@ -236,6 +236,36 @@ BEGIN
     SELECT a.new_seq, a.new_hash INTO new_seq, new_hash FROM {_append("e_")} a;
 END
 $$"""
+"""Migration 6's outcome step, kept as it was created; migration 7 replaces it."""
+
+RECORD_OUTCOME_V6_SIGNATURE = (
+    "signoff_record_outcome(text, text[], text, bigint, text, text, text, bigint, text[], text, "
+    "text, bigint, text, text, text, text, text)"
+)
+
+RECORD_OUTCOME = f"""
+CREATE OR REPLACE FUNCTION signoff_record_outcome(
+    p_execution_id text, p_from text[], p_to text, p_now bigint, p_reference text,
+    p_code text, p_message text, p_completed_at bigint, p_items text,
+    p_proposal_from text[], p_proposal_to text,
+    {_event("e_")}, OUT o executions, OUT new_seq bigint, OUT new_hash text
+) LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE executions x SET status = p_to, updated_at = p_now, lease_until = NULL,
+            provider_reference = COALESCE(p_reference, x.provider_reference),
+            error_code = p_code, error_message = p_message, completed_at = p_completed_at,
+            items = COALESCE(p_items, x.items)
+        WHERE x.execution_id = p_execution_id AND x.status = ANY (p_from)
+        RETURNING x.* INTO o;
+    IF NOT FOUND THEN
+        RETURN;  -- another worker recorded first: o stays NULL
+    END IF;
+    UPDATE proposals SET status = p_proposal_to, version = version + 1, updated_at = p_now
+        WHERE proposal_id = o.proposal_id AND status = ANY (p_proposal_from);
+    SELECT a.new_seq, a.new_hash INTO new_seq, new_hash FROM {_append("e_")} a;
+END
+$$"""
+"""Migration 7: the outcome step also keeps a batch's item outcomes (``executions.items``)."""
 
 FUNCTIONS = (
     EVENT_HASH,
@@ -243,5 +273,6 @@ FUNCTIONS = (
     RECORD_PROPOSAL,
     RECORD_DECISION,
     CONSUME_AND_START,
-    RECORD_OUTCOME,
+    RECORD_OUTCOME_V6,
 )
+"""The functions migration 6 created, as it created them."""

@@ -19,9 +19,15 @@ from typing import Any
 
 from signoff._clock import to_micros
 from signoff._model import Approval, Execution, ExecutionStatus, Proposal, ProposalStatus
+from signoff.catalog._types import ItemOutcome
 from signoff.store._pg_functions import PREMISE_FAILED
 from signoff.store._q_audit import AuditEntry, AuditQueries
-from signoff.store._q_executions import _EXECUTION_COLUMNS, ExecutionQueries, _execution
+from signoff.store._q_executions import (
+    _EXECUTION_COLUMNS,
+    ExecutionQueries,
+    _execution,
+    items_text,
+)
 from signoff.store._q_idempotency import IdempotencyQueries
 from signoff.store._q_passkeys import PasskeyQueries
 from signoff.store._q_proposals import ProposalQueries, proposal_row
@@ -80,6 +86,8 @@ class OutcomeWrite:
     proposal_from: tuple[ProposalStatus, ...]
     proposal_to: ProposalStatus
     event: AuditEntry
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch's item outcomes; none keeps those an earlier attempt recorded."""
 
 
 def _entry(value: bool | None) -> str:
@@ -202,6 +210,7 @@ class StepQueries(
             provider_reference=w.reference,
             error_code=w.code,
             error_message=w.message,
+            items=w.items,
         )
         if moved is None:
             return None
@@ -263,7 +272,7 @@ _RECORD_OUTCOME = (
     "SELECT "
     + ", ".join(f"(f.o).{c.strip()}" for c in _EXECUTION_COLUMNS.split(","))
     + ", f.new_seq, f.new_hash FROM signoff_record_outcome("
-    f"{_marks('text', 'text[]', 'text', 'bigint', 'text', 'text', 'text', 'bigint')}, "
+    f"{_marks('text', 'text[]', 'text', 'bigint', 'text', 'text', 'text', 'bigint', 'text')}, "
     f"{_marks('text[]', 'text')}, {_EVENT_PARAMS}) f"
 )
 _NO_EVENT = (None,) * 7
@@ -339,6 +348,7 @@ def _outcome_params(w: OutcomeWrite) -> tuple[Any, ...]:
         w.code,
         w.message,
         w.now if w.to.is_terminal else None,
+        items_text(w.items),
         [s.value for s in w.proposal_from],
         w.proposal_to.value,
         *w.event.params(),
