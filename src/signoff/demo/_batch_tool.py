@@ -308,7 +308,7 @@ def batch_outcome(reference: str, items: list[ItemOutcome]) -> ProviderOutcome:
     counts = f"{len(failed)} of {len(items)} refunds failed, {done} succeeded"
     if any(i.status == "failed_retryable" for i in failed):
         return RetryableFailure(f"{counts}; a retry attempts the failed ones", items=tuple(items))
-    codes = {i.error_code for i in failed}
+    codes = {i.error_code or "refused" for i in failed}
     code = PARTIAL_FAILURE if done else (codes.pop() if len(codes) == 1 else "refused")
     return TerminalFailure(f"{counts}; the failed ones stay failed", code=code, items=tuple(items))
 
