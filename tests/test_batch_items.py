@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 
 from signoff import (
     Catalog,
+    ExecutionHooks,
     ExecutionStatus,
     Gate,
     HookPoint,
@@ -37,7 +38,9 @@ CUSTOMER = Principal("u_500", "acme", actor="agent:support-bot")
 ORDERS = ("ord_5001", "ord_5002", "ord_5003")
 
 
-def _batch_world(tmp_path: Path, *, token_form: str = "opaque", hooks: object = None) -> World:
+def _batch_world(
+    tmp_path: Path, *, token_form: str = "opaque", hooks: ExecutionHooks | None = None
+) -> World:
     world = make_world(tmp_path, token_form=token_form)
     for order_id in ORDERS:
         world.shop.add_order("acme", order_id, owner="u_500", payable=10_000)
@@ -48,7 +51,7 @@ def _batch_world(tmp_path: Path, *, token_form: str = "opaque", hooks: object = 
         clock=world.clock,
         directory=world.directory,
         proof=world.gate.proof,
-        hooks=hooks,  # type: ignore[arg-type]
+        hooks=hooks,
     )
     return world
 

@@ -25,6 +25,9 @@ class Principal:
     the identity token was issued to (``azp``/``client_id``, e.g. ``jdk8-crm``),
     :data:`PAGE_SURFACE` for the confirmation page or :data:`MCP_SURFACE` for
     in-band confirmation; ``None`` when the token names no client.
+    ``auth_time`` and ``acr`` are when and how the identity provider last
+    authenticated the person (the token's OIDC claims), if it said so; a step-up
+    policy (``ApprovalPolicy.max_age``, ``acr_values``) decides on them.
     """
 
     subject: str
@@ -32,6 +35,8 @@ class Principal:
     roles: frozenset[str] = frozenset()
     actor: str | None = None
     client: str | None = None
+    auth_time: datetime | None = None
+    acr: str | None = None
 
     def __post_init__(self) -> None:
         if not self.subject or not self.tenant:

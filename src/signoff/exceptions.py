@@ -17,6 +17,7 @@
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
         │   └── UnknownTool
         ├── NotAuthenticated          identity missing or invalid            (401)
+        │   └── StepUpRequired        the policy asks for a fresher or stronger sign-in
         ├── Forbidden                                                        (403)
         │   ├── NotEntitled           approver lacks the role the policy asks
         │   ├── SeparationOfDuties    agent, requester or beneficiary may not approve
@@ -286,3 +287,10 @@ class DeviceSignatureInvalid(Forbidden):
     """The assertion is for another decision, replayed (counter), or from an unknown key."""
 
     code = "device_signature_invalid"
+
+
+class StepUpRequired(NotAuthenticated):
+    """The policy asks the approver's identity provider to authenticate them again (or more
+    strongly) before this approval: ``max_age`` and ``acr_values`` say how (RFC 9470)."""
+
+    code = "step_up_required"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import enum
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+MAX_STEP_UP_AGE = 86_400
+_ACR = re.compile(r"[\x21-\x7e]{1,255}")
 
 
 class SideEffect(enum.StrEnum):
@@ -55,6 +59,11 @@ class ApprovalPolicy:
     ``device``: ``required`` — each approval is signed by the approver's
     passkey over this exact decision; ``or_retype`` — by the passkey when the
     approver has one, else re-typing suffices; ``none``.
+    ``max_age`` and ``acr_values`` ask for step-up (OpenID Connect): an approval
+    counts only when the approver's identity provider authenticated them at most
+    ``max_age`` seconds before, and (when ``acr_values`` is set) with one of those
+    authentication context classes; the page sends the person to the provider with
+    both, and the decision records the ``acr`` and ``auth_time`` it returned.
     """
 
     role: str | None = None
@@ -66,10 +75,18 @@ class ApprovalPolicy:
     version: str = "1"
     surfaces: tuple[str, ...] = ()
     device: str = "none"
+    max_age: int | None = None
+    acr_values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.device not in ("none", "required", "or_retype"):
             raise ValueError("device is none, required or or_retype")
+        if self.max_age is not None and (
+            isinstance(self.max_age, bool) or not 0 <= self.max_age <= MAX_STEP_UP_AGE
+        ):
+            raise ValueError(f"max_age is 0 to {MAX_STEP_UP_AGE} seconds")
+        if any(not _ACR.fullmatch(value) for value in self.acr_values):
+            raise ValueError("acr_values are authentication context class names, no spaces")
         if self.role is None and not self.requester_confirms:
             raise ValueError("a policy needs a role, the requester's confirmation, or both")
         if self.approvals < 1:
@@ -85,9 +102,16 @@ class ApprovalPolicy:
             "in_band": self.in_band,
             "version": self.version,
             "surfaces": list(self.surfaces),
-            # Only when asked for, so policies without it keep their recorded form.
+            # Only when asked for, so policies without them keep their recorded form.
             **({"device": self.device} if self.device != "none" else {}),
+            **({"max_age": self.max_age} if self.max_age is not None else {}),
+            **({"acr_values": list(self.acr_values)} if self.acr_values else {}),
         }
+
+    @property
+    def step_up(self) -> bool:
+        """Whether an approval needs a fresh or stronger identity-provider authentication."""
+        return self.max_age is not None or bool(self.acr_values)
 
 
 @dataclass(frozen=True, slots=True)

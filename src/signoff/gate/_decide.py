@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from functools import partial
 from typing import Any
 
@@ -19,12 +18,9 @@ from signoff._model import (
     ProposalStatus,
     audit_reference,
 )
-from signoff.audit._chain import AuditEvent
 from signoff.exceptions import (
-    IdempotencyKeyReused,
     InvalidState,
     PreviewExpired,
-    SeparationOfDuties,
     VersionConflict,
 )
 from signoff.gate._circle import load_visible
@@ -43,20 +39,19 @@ from signoff.gate._decision_checks import (
     reason_code_of,
     validate_decision,
 )
+from signoff.gate._decision_replay import replay
 from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
-    REQUESTER_STEP,
     approvals_complete,
-    check_role,
     check_surface,
     decision_step,
 )
-from signoff.gate._signed import handed_token, token_for_record
+from signoff.gate._signed import token_for_record
+from signoff.gate._step_up import check_step_up
 from signoff.gate._tokens import issued_token
 from signoff.store._sql import (
     DecisionWrite,
-    IdempotencyRecord,
     PremiseFailed,
     SqlTransaction,
     audit_entry,
@@ -120,6 +115,8 @@ class _Checked:
     """The role entries the checks read: the write's premises."""
     device: DeviceApproval | None
     """A verified device signature; its sign counter moves with the write."""
+    authentication: dict[str, Any] | None = None
+    """Under a step-up policy: the ``acr`` and ``auth_time`` the identity provider returned."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -141,14 +138,17 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         )
         record = tx.idempotency(principal.tenant, request.scope, request.key)
         if record is not None:
-            return _replay(ctx, tx, request, record)
+            return replay(ctx, tx, principal, record, request.print_, request.decision)
         proposal = load_visible(tx, principal, request.proposal_id, None)
         now = ctx.now_micros()
         if _check_open(proposal, request.decision, now):
             return _Expired(proposal, now)
         step = _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
+        authentication = None
+        if request.decision.kind is DecisionKind.APPROVE:
+            authentication = check_step_up(proposal, principal, now)
         device = check_device(tx, principal, proposal, request.decision)
-        return _Checked(proposal, step, tx.roles_read(), device)
+        return _Checked(proposal, step, tx.roles_read(), device, authentication)
 
 
 def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, directory: Any) -> str:
@@ -158,49 +158,6 @@ def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, dir
         check_retyped(proposal, request.decision)
     check_reason(ctx, proposal, request.decision)
     return step
-
-
-def _replay(
-    ctx: GateContext, tx: SqlTransaction, request: _Request, record: IdempotencyRecord
-) -> DecisionResult:
-    """The first answer again, after the same checks a first request passes (rule 12)."""
-    if record.operation != "decide" or record.fingerprint != request.print_:
-        raise IdempotencyKeyReused(
-            "this Idempotency-Key was used with a different request",
-            proposal_id=record.proposal_id,
-        )
-    assert record.proposal_id is not None
-    principal = request.principal
-    proposal = load_visible(tx, principal, record.proposal_id, None)
-    mine = next((a for a in proposal.approvals if a.approver == principal.subject), None)
-    if principal.is_agent or mine is None:
-        raise SeparationOfDuties("only the person who decided can repeat their decision")
-    check_surface(proposal, principal, ctx.surfaces)
-    role = proposal.required_role
-    if mine.step != REQUESTER_STEP and role is not None:
-        check_role(principal, role, ctx.directory_in(tx), proposal_id=proposal.proposal_id)
-    token = None if record.token_id is None else handed_token(ctx, tx, record.token_id)
-    event = _decision_event(tx, proposal, principal.subject)
-    execution = tx.execution_for_proposal(proposal.proposal_id)
-    return DecisionResult(
-        proposal=proposal,
-        duplicate=True,
-        audit_id=audit_reference(event.tenant, event.seq),
-        status=ProposalStatus(json.loads(event.data)["status"]),
-        # The fingerprint holds expected_version: the first answer moved it by one.
-        version=request.decision.expected_version + 1,
-        tool_status=NOT_STARTED if execution is None else execution.status.value,
-        confirmation_token=token,
-    )
-
-
-def _decision_event(tx: SqlTransaction, proposal: Proposal, person: str) -> AuditEvent:
-    """The audit event of ``person``'s decision on ``proposal`` (one per person)."""
-    events = tx.audit_events(tenant=proposal.tenant, proposal_id=proposal.proposal_id)
-    return next(e for e in events if e.kind in _DECISION_KINDS and e.actor == person)
-
-
-_DECISION_KINDS = ("decision.approved", "decision.rejected")
 
 
 def _check_open(proposal: Proposal, decision: Decision, now: int) -> bool:
@@ -292,7 +249,12 @@ def _record(
                 proposal_id=proposal.proposal_id,
                 actor=principal.subject,
                 data=_decision_data(
-                    proposal, approval, target, principal, device.assertion if device else None
+                    proposal,
+                    approval,
+                    target,
+                    principal,
+                    device.assertion if device else None,
+                    checked.authentication,
                 ),
             ),
             token=token,
@@ -318,6 +280,7 @@ def _decision_data(
     target: ProposalStatus,
     principal: Principal,
     device: dict[str, Any] | None = None,
+    authentication: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": approval.step,
@@ -330,4 +293,6 @@ def _decision_data(
     }
     if device is not None:
         data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
+    if authentication is not None:
+        data["authentication"] = authentication  # step-up: what the provider returned
     return data

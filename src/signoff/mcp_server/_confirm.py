@@ -72,6 +72,8 @@ def in_band_allowed(proposal: Proposal) -> bool:
     return (
         bool(policy.get("in_band"))
         and not policy.get("retype")
+        and policy.get("max_age") is None  # a step-up needs the page's sign-in
+        and not policy.get("acr_values")
         and proposal.risk.level is RiskLevel.LOW
     )
 
