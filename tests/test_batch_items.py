@@ -33,6 +33,7 @@ from signoff.proof import RECEIPT_TYP, PublicKeys, verify_receipt
 from tests.conftest import APPROVER, TOKEN_KEY, World, make_world
 from tests.http.conftest import auth, make_app
 from tests.test_store_contract import STORES, backend_for
+from tests.web.conftest import BASE, Pages, make_pages_app
 
 CUSTOMER = Principal("u_500", "acme", actor="agent:support-bot")
 ORDERS = ("ord_5001", "ord_5002", "ord_5003")
@@ -346,3 +347,23 @@ def test_the_http_receipt_lists_each_item(world: World) -> None:
     assert items == [
         item.to_dict() for item in _expected_items(proposal, world, {"ord_5002": "refused"})
     ]
+
+
+def test_the_result_page_lists_each_item(world: World) -> None:
+    """The approver's result page shows every item with its outcome, key and reference."""
+    _tool(world).fail_item("acme", "ord_5002", FaultMode.TERMINAL)
+    proposal = _propose(world)
+    world.gate.execute(CUSTOMER, proposal.proposal_id, world.approve(proposal))
+    app = make_pages_app(world)
+    with TestClient(app, base_url=BASE) as client:
+        pages = Pages(app, client, world)
+        pages.sign_in(APPROVER)
+        page = client.get(f"/ui/proposals/{proposal.proposal_id}/result")
+    assert page.status_code == 200, page.text
+    rows = page.text.split('<table class="items"', 1)[1].split("</table>", 1)[0]
+    for order_id in ORDERS:
+        assert f"order:{order_id}" in rows and f"{proposal.request_key}#{order_id}" in rows
+    assert "failed terminal" in rows and "<code>refused</code>" in rows
+    assert rows.count(">succeeded<") == 2
+    for reference in (e.reference for e in world.provider.ledger("acme")):
+        assert reference in rows
