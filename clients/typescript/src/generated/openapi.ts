@@ -510,16 +510,45 @@ export interface components {
         };
         /**
          * DecisionView
-         * @description A person's decision. The confirmation token is never in it (PROTOCOL rule 12): the
-         *     requesting principal picks it up from ``/v1/proposals/{id}/confirmation-token``.
+         * @description A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
+         *     same ``audit_id``, ``action_id``, ``status`` and ``version``; ``tool_status`` and
+         *     ``proposal`` say where things stand now. The confirmation token is never in it
+         *     (PROTOCOL rule 12): the requesting principal picks it up from
+         *     ``/v1/proposals/{id}/confirmation-token``.
          */
         DecisionView: {
-            proposal: components["schemas"]["ProposalView"];
+            /**
+             * Audit Id
+             * @description The decision's audit event, <tenant>:<seq> (its seq in GET /v1/audit)
+             */
+            audit_id: string;
+            /**
+             * Action Id
+             * @description The business action decided on; the same on replays
+             */
+            action_id: string;
+            /**
+             * Status
+             * @description The proposal's status as this decision left it
+             */
+            status: string;
+            /**
+             * Version
+             * @description The proposal's version as this decision left it
+             */
+            version: number;
+            /**
+             * Tool Status
+             * @description not_started until the requester executes, then the execution's status (running, succeeded, failed_retryable, failed_terminal, unknown, needs_attention)
+             */
+            tool_status: string;
             /**
              * Duplicate
              * @description True when this Idempotency-Key was answered before
              */
             duplicate: boolean;
+            /** @description The proposal as it is now */
+            proposal: components["schemas"]["ProposalView"];
         };
         /** DeliveryList */
         DeliveryList: {
@@ -641,6 +670,31 @@ export interface components {
              * @description Pass as ?after= for the next page; null on the last page
              */
             next_after: string | null;
+        };
+        /**
+         * ItemView
+         * @description One item of a batch, reported on its own (its own outcome, key and reference).
+         */
+        ItemView: {
+            /**
+             * Resource
+             * @description The item's resource, e.g. order:ord_5001
+             */
+            resource: string;
+            /**
+             * Request Key
+             * @description The key the provider received for this item
+             */
+            request_key: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "succeeded" | "failed_retryable" | "failed_terminal";
+            /** Provider Reference */
+            provider_reference: string | null;
+            /** Error Code */
+            error_code: string | null;
         };
         /** Jwks */
         Jwks: {
@@ -867,6 +921,11 @@ export interface components {
             approvers: string[];
             /** Completed At */
             completed_at: string | null;
+            /**
+             * Items
+             * @description A batch: every item's outcome, request key and provider reference; failed items are reported on their own (empty for a single write)
+             */
+            items?: components["schemas"]["ItemView"][];
         };
         /** RequesterView */
         RequesterView: {
@@ -1084,7 +1143,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhoAmI"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1138,7 +1197,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1193,7 +1252,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1282,7 +1341,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1351,7 +1410,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1440,7 +1499,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1524,7 +1583,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1604,7 +1663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1686,7 +1745,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1753,7 +1812,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1842,7 +1901,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1913,7 +1972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1997,7 +2056,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2081,7 +2140,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2150,7 +2209,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleGrantsView"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2220,7 +2279,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2290,7 +2349,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2361,7 +2420,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2433,7 +2492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2496,7 +2555,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
