@@ -24,6 +24,7 @@
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
         │   └── UnknownTool
         ├── NotAuthenticated          identity missing or invalid            (401)
+        │   └── StepUpRequired        the policy asks for a fresher or stronger sign-in
         ├── Forbidden                                                        (403)
         │   ├── NotEntitled           approver lacks the role the policy asks
         │   ├── SeparationOfDuties    agent, requester or beneficiary may not approve
@@ -43,7 +44,7 @@
         │   ├── AlreadyConsumed       the token was already used
         │   ├── Revoked               confirmation or token revoked
         │   ├── ApproverRevoked       an approver lost their role after approving
-        │   ├── ArgsMismatch          digest, operation or resource differ
+        │   ├── ArgsMismatch          digest, operation, resource, policy or request key differ
         │   ├── StateChanged          the business state moved since the preview
         │   ├── ExecutionInProgress   the provider call is running; do not retry
         │   ├── AttemptsExhausted     the tool's max_attempts are used up
@@ -327,6 +328,13 @@ class DeviceSignatureInvalid(Forbidden):
     """The assertion is for another decision, replayed (counter), or from an unknown key."""
 
     code = "device_signature_invalid"
+
+
+class StepUpRequired(NotAuthenticated):
+    """The policy asks the approver's identity provider to authenticate them again (or more
+    strongly) before this approval: ``max_age`` and ``acr_values`` say how (RFC 9470)."""
+
+    code = "step_up_required"
 
 
 class InvalidUpstream(ConfigurationError, ValueError):

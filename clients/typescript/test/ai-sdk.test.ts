@@ -64,7 +64,7 @@ const fast = { timeoutMs: 20_000, intervalMs: 50, maxIntervalMs: 200 };
 
 test("the model's refund is proposed, waits for the person, runs once, and the model gets the receipt", async () => {
   const tools = signoffTools({ client: agent(), definitions: definitions(), wait: fast });
-  assert.deepEqual(Object.keys(tools), ["refund_order", "add_order_note", "await_confirmation"]);
+  assert.deepEqual(Object.keys(tools), ["refund_order", "add_order_note", "suspend_account", "await_confirmation"]);
   const model = scripted({ toolName: "refund_order", input: refund("ord_1021") }, { text: "refunded" });
 
   const [result] = await Promise.all([

@@ -37,6 +37,12 @@ test("full flow: propose, the person's inbox, approve, token pick-up, execute on
 
   const decided = await alice.approve(shown);
   assert.equal(decided.duplicate, false);
+  // The decision receipt: what this decision did, and that the tool has not run yet.
+  assert.deepEqual(
+    [decided.status, decided.version, decided.action_id, decided.tool_status],
+    ["confirmed", shown.version + 1, shown.action_id, "not_started"],
+  );
+  assert.match(decided.audit_id, /^acme:\d+$/);
   assert.equal(decided.proposal.status, "confirmed");
   assert.equal(decided.idempotencyKey, await confirmationIdempotencyKey(shown.proposal_id, shown.version));
   assert.equal(decided.proposal.approvals[0]?.approver, "alice");
@@ -59,6 +65,12 @@ test("full flow: propose, the person's inbox, approve, token pick-up, execute on
   const status = await agent.execution(outcome.execution.execution_id);
   assert.equal(status.receipt?.provider_reference, ledger[0]?.reference);
   assert.equal((await agent.proposal(shown.proposal_id)).status, "succeeded");
+  // A replay of the decision answers the same receipt; the tool has run meanwhile.
+  const replayed = await alice.approve(shown);
+  assert.deepEqual(
+    [replayed.duplicate, replayed.audit_id, replayed.status, replayed.version, replayed.tool_status],
+    [true, decided.audit_id, "confirmed", decided.version, "succeeded"],
+  );
 });
 
 test("a decision whose answer was lost is sent again with the same key and answered duplicate: true", async () => {

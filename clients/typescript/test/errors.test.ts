@@ -89,7 +89,7 @@ test("Retry-After reads delta-seconds and an HTTP date, and nothing else", () =>
 test("the catalog's write tools are read from all three formats of `signoff tools --demo`", () => {
   for (const format of ["openai", "openai-responses", "mcp"] as const) {
     const tools = writeTools(definitions(format));
-    assert.deepEqual(tools.map((spec) => spec.name), ["refund_order", "add_order_note"], format);
+    assert.deepEqual(tools.map((spec) => spec.name), ["refund_order", "add_order_note", "suspend_account"], format);
     const refund = tools[0];
     assert.equal(refund?.description, "Refund money to the customer who paid for an order.");
     assert.equal(refund?.sideEffect, "external");

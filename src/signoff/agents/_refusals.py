@@ -85,6 +85,11 @@ _BY_CODE: dict[str, _Advice] = {
         "stop",
         "Every allowed attempt failed; nothing more will be tried. Tell the user what happened.",
     ),
+    "step_up_required": _Advice(
+        "ask_user",
+        "The person must sign in again at their identity provider (a fresher or stronger "
+        "sign-in) and then approve on the confirmation page. Tell the user; do not retry.",
+    ),
     "surface_not_allowed": _Advice(
         "stop",
         "This decision must be made through another approval system. Tell the user where.",

@@ -176,6 +176,16 @@ def _verify(
         raise AudienceMismatch("the token is meant for another executor", proposal_id=proposal_id)
     if token.operation != proposal.tool or token.resource_id != proposal.resource_id:
         raise ArgsMismatch("the token confirms another operation", proposal_id=proposal_id)
+    if token.policy_version != str(proposal.policy.get("version")):
+        raise ArgsMismatch(
+            "the token was issued under another policy version than the proposal's",
+            proposal_id=proposal_id,
+        )
+    if token.request_key != proposal.request_key:
+        raise ArgsMismatch(
+            "the token is bound to another request key than the proposal's",
+            proposal_id=proposal_id,
+        )
     check_digest(proposal, against=token.args_digest)
     _check_token_state(tx, proposal, token, now)
     lost = approvers_who_lost_role(proposal, ctx.directory_in(tx))

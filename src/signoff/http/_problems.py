@@ -23,6 +23,7 @@ from signoff.exceptions import (
     NotAuthenticated,
     OutcomeUnknown,
     SignoffError,
+    StepUpRequired,
     StoreUnavailable,
     UpstreamUnavailable,
 )
@@ -113,7 +114,9 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
     """The problem for a signoff error, by its own ``status`` and ``code``."""
     status = exc.status if 400 <= exc.status < 500 else 503
     headers: dict[str, str] = {}
-    if isinstance(exc, NotAuthenticated):
+    if isinstance(exc, StepUpRequired):
+        headers["WWW-Authenticate"] = step_up_challenge(exc)
+    elif isinstance(exc, NotAuthenticated):
         headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
     if status == 503:
         headers["Retry-After"] = "1"
@@ -129,6 +132,20 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
             extensions=exc.details,
         )
     return problem(status, UNAVAILABLE, UNKNOWN_OUTCOME, instance=instance, headers=headers)
+
+
+def step_up_challenge(exc: StepUpRequired) -> str:
+    """RFC 9470's challenge: get a token from an authentication this fresh, of this class."""
+    parts = [
+        'error="insufficient_user_authentication"',
+        # RFC 6750: ASCII without quotes or backslashes; the problem body has the details.
+        'error_description="a more recent or stronger authentication is required"',
+    ]
+    if exc.details.get("acr_values"):
+        parts.append(f'acr_values="{" ".join(exc.details["acr_values"])}"')
+    if exc.details.get("max_age") is not None:
+        parts.append(f'max_age="{int(exc.details["max_age"])}"')
+    return "Bearer " + ", ".join(parts)
 
 
 def install_problem_handlers(app: FastAPI) -> None:
@@ -152,7 +169,11 @@ async def _on_signoff_error(request: Request, exc: SignoffError) -> ProblemRespo
         log.error("internal signoff error on %s %s: %r", request.method, request.url.path, exc)
     response = error_problem(exc, instance=request.url.path)
     state = getattr(request.app.state, "signoff", None)
-    if isinstance(exc, NotAuthenticated) and isinstance(state, AppState):
+    if (
+        isinstance(exc, NotAuthenticated)
+        and not isinstance(exc, StepUpRequired)
+        and isinstance(state, AppState)
+    ):
         presented = request.headers.get("authorization") is not None
         response.headers["WWW-Authenticate"] = challenge(state, error=presented)
     return _counted(request.scope, response)

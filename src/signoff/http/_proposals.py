@@ -87,7 +87,7 @@ async def decide(
         retyped=None if body.retyped is None else dict(body.retyped),
     )
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
-    return DecisionView(proposal=ProposalView.of(result.proposal), duplicate=result.duplicate)
+    return DecisionView.of(result)
 
 
 @router.get(

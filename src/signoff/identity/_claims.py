@@ -9,6 +9,7 @@ ASCII characters, checked over the *whole* value: ``"alice\\n"`` is refused.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from signoff._model import RESERVED_SURFACES, Principal
@@ -35,7 +36,19 @@ def principal_from_claims(claims: dict[str, Any], mapping: ClaimMapping | None =
         roles=_roles(claims, mapping),
         actor=actor,
         client=client,
+        auth_time=_auth_time(claims),
+        acr=None if claims.get("acr") is None else _name(claims["acr"], "acr"),
     )
+
+
+def _auth_time(claims: dict[str, Any]) -> datetime | None:
+    """OIDC ``auth_time``: when the provider authenticated the person (seconds)."""
+    value = claims.get("auth_time")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 2**33:
+        raise NotAuthenticated("the auth_time claim must be a time in seconds", reason="claims")
+    return datetime.fromtimestamp(value, UTC)
 
 
 def claim(claims: dict[str, Any], name: str) -> Any:

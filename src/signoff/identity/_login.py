@@ -9,6 +9,7 @@ mapping — with the page's client id as audience and the login's ``nonce``.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -56,9 +57,23 @@ class OidcLogin:
         return self._client.label or f"Sign in with {self._client.name}"
 
     def authorization_url(
-        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+        self,
+        *,
+        state: str,
+        nonce: str,
+        code_challenge: str,
+        redirect_uri: str,
+        max_age: int | None = None,
+        acr_values: Sequence[str] = (),
     ) -> str:
+        """The provider's authorization request; ``max_age`` and ``acr_values`` (OIDC Core
+        3.1.2.1) ask it to authenticate the person again, or more strongly (step-up)."""
         endpoint = self._endpoints().authorization_endpoint
+        step_up: dict[str, str] = {}
+        if max_age is not None:
+            step_up["max_age"] = str(max_age)
+        if acr_values:
+            step_up["acr_values"] = " ".join(acr_values)
         with self._oauth(redirect_uri) as oauth:
             url, _ = oauth.create_authorization_url(
                 endpoint,
@@ -66,6 +81,7 @@ class OidcLogin:
                 nonce=nonce,
                 code_challenge=code_challenge,
                 code_challenge_method="S256",
+                **step_up,
             )
         return str(url)
 

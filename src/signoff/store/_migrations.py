@@ -11,11 +11,18 @@ from signoff.store._pg_functions import DROP_FUNCTIONS, FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
 dialect the mapping does not name has nothing to run."""
+
+_REMAKE_FUNCTIONS: tuple[Statement, ...] = (
+    {"postgresql": DROP_FUNCTIONS},
+    *({"postgresql": function} for function in FUNCTIONS),
+)
+"""A migration that changes a step function's parameters or the columns it writes drops every
+``signoff_*`` function and creates today's (a changed parameter list would add an overload)."""
 
 MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     1: (
@@ -222,8 +229,13 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
         # The signer looks each new MAC up among the older events (a replay): by index.
         "CREATE INDEX audit_events_by_mac ON audit_events (tenant, mac)",
         "ALTER TABLE checkpoints ADD COLUMN cosignatures TEXT NOT NULL DEFAULT ''",
-        {"postgresql": DROP_FUNCTIONS},
-        *({"postgresql": function} for function in FUNCTIONS),
+        *_REMAKE_FUNCTIONS,
+    ),
+    # A batch's per-item outcomes (seed 000: each failed item reported on its own): the
+    # execution row keeps them, written by the outcome step with the rest of the outcome.
+    8: (
+        "ALTER TABLE executions ADD COLUMN items TEXT",
+        *_REMAKE_FUNCTIONS,
     ),
 }
 

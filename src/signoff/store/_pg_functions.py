@@ -219,14 +219,15 @@ $$"""
 RECORD_OUTCOME = f"""
 CREATE OR REPLACE FUNCTION signoff_record_outcome(
     p_execution_id text, p_from text[], p_to text, p_now bigint, p_reference text,
-    p_code text, p_message text, p_completed_at bigint,
+    p_code text, p_message text, p_completed_at bigint, p_items text,
     p_proposal_from text[], p_proposal_to text,
     {_event("e_")}, OUT o executions, OUT new_seq bigint, OUT new_hash text
 ) LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE executions x SET status = p_to, updated_at = p_now, lease_until = NULL,
             provider_reference = COALESCE(p_reference, x.provider_reference),
-            error_code = p_code, error_message = p_message, completed_at = p_completed_at
+            error_code = p_code, error_message = p_message, completed_at = p_completed_at,
+            items = COALESCE(p_items, x.items)
         WHERE x.execution_id = p_execution_id AND x.status = ANY (p_from)
         RETURNING x.* INTO o;
     IF NOT FOUND THEN
@@ -237,6 +238,7 @@ BEGIN
     SELECT a.new_seq, a.new_hash INTO new_seq, new_hash FROM {_append("e_")} a;
 END
 $$"""
+"""The outcome step also keeps a batch's item outcomes (``executions.items``, migration 8)."""
 
 DROP_FUNCTIONS = """
 DO $$

@@ -19,9 +19,15 @@ from typing import Any
 
 from signoff._clock import to_micros
 from signoff._model import Approval, Execution, ExecutionStatus, Proposal, ProposalStatus
+from signoff.catalog._types import ItemOutcome
 from signoff.store._pg_functions import PREMISE_FAILED
 from signoff.store._q_audit import AuditEntry, AuditQueries
-from signoff.store._q_executions import _EXECUTION_COLUMNS, ExecutionQueries, _execution
+from signoff.store._q_executions import (
+    _EXECUTION_COLUMNS,
+    ExecutionQueries,
+    _execution,
+    items_text,
+)
 from signoff.store._q_idempotency import IdempotencyQueries
 from signoff.store._q_passkeys import PasskeyQueries
 from signoff.store._q_proposals import ProposalQueries, proposal_row
@@ -80,6 +86,8 @@ class OutcomeWrite:
     proposal_from: tuple[ProposalStatus, ...]
     proposal_to: ProposalStatus
     event: AuditEntry
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch's item outcomes; none keeps those an earlier attempt recorded."""
 
 
 def _entry(value: bool | None) -> str:
@@ -125,15 +133,18 @@ class StepQueries(
         self.insert_proposal(proposal)
         self.append(event)
 
-    def record_decision(self, w: DecisionWrite) -> None:
+    def record_decision(self, w: DecisionWrite) -> int:
+        """Write the decision; returns the ``seq`` of its event in the tenant's chain."""
+        tenant = w.event.tenant
         if self._dialect.step_functions:
-            self._step(_RECORD_DECISION, _decision_params(w, self.event_params), w.event.tenant)
-            return
+            self._step(_RECORD_DECISION, _decision_params(w, self.event_params), tenant)
+            # The function appends the decision's event, then the token's when one is issued.
+            return self._heads[tenant][0] - (0 if w.token is None else 1)
         self._check_roles(w.roles)
-        tenant, scope, key, print_ = w.idempotency
+        key_tenant, scope, key, print_ = w.idempotency
         token_id = None if w.token is None else w.token.record.token_id
         record = ("decide", print_, w.proposal_id, None, token_id)
-        self._claim_key(tenant, scope, key, record, w.now)
+        self._claim_key(key_tenant, scope, key, record, w.now)
         moved = self.run(
             "UPDATE proposals SET status = ?, version = version + 1, updated_at = ? "
             "WHERE proposal_id = ? AND status = 'awaiting_confirmation' AND version = ? "
@@ -148,9 +159,11 @@ class StepQueries(
             raise PremiseFailed("passkey")  # a replayed assertion: the counter moved
         self.insert_decision(w.proposal_id, w.approval)
         self.append(w.event)
+        seq = self._heads[tenant][0]
         if w.token is not None:
             self.insert_token(w.token.record, w.token.token_hash)
             self.append(w.token.event)
+        return seq
 
     def consume_and_start(self, w: ConsumeWrite) -> None:
         e = w.execution
@@ -197,6 +210,7 @@ class StepQueries(
             provider_reference=w.reference,
             error_code=w.code,
             error_message=w.message,
+            items=w.items,
         )
         if moved is None:
             return None
@@ -258,7 +272,7 @@ _RECORD_OUTCOME = (
     "SELECT "
     + ", ".join(f"(f.o).{c.strip()}" for c in _EXECUTION_COLUMNS.split(","))
     + ", f.new_seq, f.new_hash FROM signoff_record_outcome("
-    f"{_marks('text', 'text[]', 'text', 'bigint', 'text', 'text', 'text', 'bigint')}, "
+    f"{_marks('text', 'text[]', 'text', 'bigint', 'text', 'text', 'text', 'bigint', 'text')}, "
     f"{_marks('text[]', 'text')}, {_EVENT_PARAMS}) f"
 )
 _NO_EVENT = (None,) * 8
@@ -335,6 +349,7 @@ def _outcome_params(w: OutcomeWrite, event_params: EventParams) -> tuple[Any, ..
         w.code,
         w.message,
         w.now if w.to.is_terminal else None,
+        items_text(w.items),
         [s.value for s in w.proposal_from],
         w.proposal_to.value,
         *event_params(w.event),

@@ -8,6 +8,7 @@ through :func:`signoff.web.install_ui`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -28,7 +29,12 @@ def _demo(subject: str, tenant: str, roles: tuple[str, ...], description: str) -
 
 
 DEMO_USERS: tuple[DemoUser, ...] = (
-    _demo("alice", "acme", ("refund_approver",), "approver: decides acme's refunds"),
+    _demo(
+        "alice",
+        "acme",
+        ("refund_approver", "account_approver"),
+        "approver: decides acme's refunds and account suspensions",
+    ),
     _demo("dave", "acme", ("auditor",), "auditor: reads history, decides nothing"),
     _demo("carol", "acme", (), "acme employee without the approver role"),
     _demo("u_42", "acme", (), "customer: the agent asks on their behalf"),
@@ -71,7 +77,10 @@ class LoginProvider(Protocol):
     when it comes back to ``/ui/sign-in/oidc/<name>/callback`` with the same
     ``state``, call :meth:`complete`. ``complete`` exchanges the code,
     verifies the ID token (issuer, audience, expiry, ``nonce``) and maps its
-    claims to a person, or raises :class:`~signoff.exceptions.NotAuthenticated`.
+    claims to a person (with ``auth_time`` and ``acr`` when the token has them),
+    or raises :class:`~signoff.exceptions.NotAuthenticated`. For a step-up the
+    pages pass ``max_age`` and ``acr_values`` to :meth:`authorization_url`, to
+    send to the provider as OIDC asks (they are never passed otherwise).
     """
 
     @property
@@ -85,7 +94,14 @@ class LoginProvider(Protocol):
         ...
 
     def authorization_url(
-        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+        self,
+        *,
+        state: str,
+        nonce: str,
+        code_challenge: str,
+        redirect_uri: str,
+        max_age: int | None = None,
+        acr_values: Sequence[str] = (),
     ) -> str: ...
 
     def complete(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any
 
@@ -13,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from signoff.catalog._types import MAX_STEP_UP_AGE
 from signoff.exceptions import NotAuthenticated
 from signoff.web._forms import posted_form
 from signoff.web._identity import DEMO_USERS, SignIn, demo_user, sign_in_person, sign_in_with_jwt
@@ -82,11 +84,21 @@ async def sign_out(request: Request) -> Response:
 
 
 @router.get("/sign-in/oidc/{name}")
-def oidc_start(request: Request, name: str, next: str | None = None) -> Response:
+def oidc_start(
+    request: Request,
+    name: str,
+    next: str | None = None,
+    max_age: str | None = None,
+    acr_values: str | None = None,
+) -> Response:
+    """Send the browser to the provider; ``max_age``/``acr_values`` ask it for a step-up."""
     ui = ui_of(request)
     provider = ui.login_providers.get(name)
     if provider is None:
         return _no_provider(ui)
+    step_up = _step_up(max_age, acr_values)
+    if step_up is None:
+        return _sign_in_form(ui, _session_or_new(ui, request), safe_next(next), error=_BAD_STEP_UP)
     verifier = secrets.token_urlsafe(48)
     login = PendingLogin(
         provider=name,
@@ -94,13 +106,21 @@ def oidc_start(request: Request, name: str, next: str | None = None) -> Response
         nonce=secrets.token_urlsafe(24),
         code_verifier=verifier,
         next_path=safe_next(next),
+        max_age="" if step_up[0] is None else str(step_up[0]),
+        acr_values=" ".join(step_up[1]),
     )
+    asked: dict[str, Any] = {}
+    if step_up[0] is not None:
+        asked["max_age"] = step_up[0]
+    if step_up[1]:
+        asked["acr_values"] = step_up[1]
     try:
         url = provider.authorization_url(
             state=login.state,
             nonce=login.nonce,
             code_challenge=_s256(verifier),
             redirect_uri=_callback_uri(request, name),
+            **asked,
         )
     except NotAuthenticated as exc:
         return _sign_in_form(ui, _session_or_new(ui, request), login.next_path, error=exc.message)
@@ -135,6 +155,12 @@ def oidc_callback(
             redirect_uri=_callback_uri(request, name),
         )
         signed = sign_in_person(signed.principal, signed.valid_until)
+        if login.max_age and signed.principal.auth_time is None:
+            # OIDC Core 3.1.2.1: with max_age, the ID token must say when (auth_time).
+            raise NotAuthenticated(
+                "the identity provider did not say when it authenticated you (auth_time)",
+                reason="login",
+            )
     except NotAuthenticated as exc:
         return _login_failed(ui, session, login.next_path, exc.message)
     response = _start_session(ui, session, signed, via=f"oidc:{name}", next_path=login.next_path)
@@ -189,6 +215,23 @@ def _no_provider(ui: Ui) -> Response:
         {"title": "Not found", "message": "There is no such sign-in method on this server."},
         status=404,
     )
+
+
+_BAD_STEP_UP = "The sign-in link asks for an impossible max_age or acr_values. Try again."
+_ACR_VALUE = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def _step_up(max_age: str | None, acr_values: str | None) -> tuple[int | None, list[str]] | None:
+    """A step-up's parameters as the provider gets them; None when they are malformed."""
+    age: int | None = None
+    if max_age:
+        if not max_age.isdigit() or int(max_age) > MAX_STEP_UP_AGE:
+            return None
+        age = int(max_age)
+    values = (acr_values or "").split()
+    if len(values) > 16 or not all(_ACR_VALUE.fullmatch(v) for v in values):
+        return None
+    return age, values
 
 
 def _s256(verifier: str) -> str:

@@ -510,16 +510,45 @@ export interface components {
         };
         /**
          * DecisionView
-         * @description A person's decision. The confirmation token is never in it (PROTOCOL rule 12): the
-         *     requesting principal picks it up from ``/v1/proposals/{id}/confirmation-token``.
+         * @description A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
+         *     same ``audit_id``, ``action_id``, ``status`` and ``version``; ``tool_status`` and
+         *     ``proposal`` say where things stand now. The confirmation token is never in it
+         *     (PROTOCOL rule 12): the requesting principal picks it up from
+         *     ``/v1/proposals/{id}/confirmation-token``.
          */
         DecisionView: {
-            proposal: components["schemas"]["ProposalView"];
+            /**
+             * Audit Id
+             * @description The decision's audit event, <tenant>:<seq> (its seq in GET /v1/audit)
+             */
+            audit_id: string;
+            /**
+             * Action Id
+             * @description The business action decided on; the same on replays
+             */
+            action_id: string;
+            /**
+             * Status
+             * @description The proposal's status as this decision left it
+             */
+            status: string;
+            /**
+             * Version
+             * @description The proposal's version as this decision left it
+             */
+            version: number;
+            /**
+             * Tool Status
+             * @description not_started until the requester executes, then the execution's status (running, succeeded, failed_retryable, failed_terminal, unknown, needs_attention)
+             */
+            tool_status: string;
             /**
              * Duplicate
              * @description True when this Idempotency-Key was answered before
              */
             duplicate: boolean;
+            /** @description The proposal as it is now */
+            proposal: components["schemas"]["ProposalView"];
         };
         /** DeliveryList */
         DeliveryList: {
@@ -641,6 +670,31 @@ export interface components {
              * @description Pass as ?after= for the next page; null on the last page
              */
             next_after: string | null;
+        };
+        /**
+         * ItemView
+         * @description One item of a batch, reported on its own (its own outcome, key and reference).
+         */
+        ItemView: {
+            /**
+             * Resource
+             * @description The item's resource, e.g. order:ord_5001
+             */
+            resource: string;
+            /**
+             * Request Key
+             * @description The key the provider received for this item
+             */
+            request_key: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "succeeded" | "failed_retryable" | "failed_terminal";
+            /** Provider Reference */
+            provider_reference: string | null;
+            /** Error Code */
+            error_code: string | null;
         };
         /** Jwks */
         Jwks: {
@@ -882,6 +936,11 @@ export interface components {
             approvers: string[];
             /** Completed At */
             completed_at: string | null;
+            /**
+             * Items
+             * @description A batch: every item's outcome, request key and provider reference; failed items are reported on their own (empty for a single write)
+             */
+            items?: components["schemas"]["ItemView"][];
         };
         /** RequesterView */
         RequesterView: {
@@ -1099,7 +1158,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhoAmI"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1153,7 +1212,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1208,7 +1267,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1297,7 +1356,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1366,7 +1425,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1455,7 +1514,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1539,7 +1598,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1619,7 +1678,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1701,7 +1760,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1768,7 +1827,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1857,7 +1916,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1928,7 +1987,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2012,7 +2071,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2096,7 +2155,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2165,7 +2224,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleGrantsView"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2235,7 +2294,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2305,7 +2364,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2376,7 +2435,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2448,7 +2507,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2511,7 +2570,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated` */
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
