@@ -44,6 +44,7 @@ from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
     REQUESTER_STEP,
     approvals_complete,
+    check_requester,
     check_role,
     check_surface,
     decision_step,
@@ -151,6 +152,8 @@ def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, dir
     check_surface(proposal, request.principal, ctx.surfaces)
     step = decision_step(proposal, request.principal, request.decision.kind, directory)
     if request.decision.kind is DecisionKind.APPROVE:
+        # Consent on both sides: the requester still holds the roles they asked with.
+        check_requester(proposal, directory)
         check_retyped(proposal, request.decision)
     check_reason(ctx, proposal, request.decision)
     return step

@@ -44,7 +44,7 @@ from signoff.gate._context import (
 )
 from signoff.gate._freshness import check_fresh
 from signoff.gate._hooks import HookPoint
-from signoff.gate._policy import approvers_who_lost_role
+from signoff.gate._policy import approvers_who_lost_role, check_requester, requester_lost_roles
 from signoff.gate._receipts import result_for
 from signoff.gate._signed import Presented, find_token, present
 from signoff.store._sql import ConsumeWrite, PremiseFailed, SqlTransaction, TokenRecord, audit_entry
@@ -183,6 +183,7 @@ def _verify(
         raise ApproverRevoked(
             "an approver no longer holds the required role", proposal_id=proposal_id, approvers=lost
         )
+    check_requester(proposal, ctx.directory_in(tx))
     max_attempts = ctx.catalog.get(proposal.tool).max_attempts
     if max_attempts < 1:
         raise AttemptsExhausted("this tool allows no attempt", proposal_id=proposal_id, attempts=0)
@@ -224,7 +225,10 @@ def _consume_and_start(
     """
     # Asked again as the write starts; a store directory's entries are premises instead.
     outside = ctx.directory is not None and not ctx.directory_in_store
-    if outside and approvers_who_lost_role(v.proposal, ctx.directory):
+    if outside and (
+        approvers_who_lost_role(v.proposal, ctx.directory)
+        or requester_lost_roles(v.proposal, ctx.directory)
+    ):
         raise PremiseFailed("role_entries")
     now = ctx.now_micros()
     moment = from_micros(now)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ from signoff._model import DecisionKind, Principal, Proposal
 from signoff.exceptions import (
     ApproverRevoked,
     NotEntitled,
+    RequesterRevoked,
     SeparationOfDuties,
     SurfaceNotAllowed,
 )
@@ -109,6 +111,47 @@ def check_role(
         proposal_id=proposal_id,
         required_role=role,
     )
+
+
+def confirmed(principal: Principal, directory: RoleDirectory | None) -> Principal:
+    """``principal`` with only the roles its token claims *and* the directory grants now.
+
+    What a tool's ``read_state`` (and ``normalize``) receives at every step: the
+    requester's roles go through the same directory as an approver's, so a role
+    withdrawn there stops a request made with it (docs/PROTOCOL.md rule 11).
+    """
+    if directory is None or not principal.roles:
+        return principal
+    roles = frozenset(r for r in principal.roles if holds_role(principal, r, directory))
+    return principal if roles == principal.roles else dataclasses.replace(principal, roles=roles)
+
+
+def requester_roles(proposal: Proposal) -> tuple[str, ...]:
+    """The roles the requester held (token and directory) when they asked."""
+    return tuple(str(role) for role in proposal.state.get("requester_roles") or ())
+
+
+def requester_lost_roles(proposal: Proposal, directory: RoleDirectory | None) -> list[str]:
+    """Roles the requester asked with that the directory no longer grants them (empty: none)."""
+    if directory is None:
+        return []
+    return [
+        role
+        for role in requester_roles(proposal)
+        if not directory.holds_role(proposal.tenant, proposal.requester_subject, role)
+    ]
+
+
+def check_requester(proposal: Proposal, directory: RoleDirectory | None) -> None:
+    """The requester still holds every role they asked with, or ``requester_revoked``."""
+    lost = requester_lost_roles(proposal, directory)
+    if lost:
+        raise RequesterRevoked(
+            f"the requester no longer holds {', '.join(map(repr, lost))} in the role directory; "
+            "nothing was done",
+            proposal_id=proposal.proposal_id,
+            roles=lost,
+        )
 
 
 def holds_role(principal: Principal, role: str, directory: RoleDirectory | None) -> bool:
