@@ -145,3 +145,10 @@ def serve(store: str, tmp_path: Path, **settings: Any) -> Iterator[Served]:
         app = create_app(built, extras=[include_ui])
         with TestClient(app, base_url=BASE) as client:
             yield Served(client, built)
+
+
+def sign_in_with_token(served: Served, token: str) -> Any:
+    fields = hidden_fields(served.client.get("/ui/sign-in").text)
+    return served.client.post(
+        "/ui/sign-in", data={**fields, "token": token}, follow_redirects=False
+    )

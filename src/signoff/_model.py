@@ -14,7 +14,11 @@ PAGE_SURFACE = "page"
 """The surface name of the confirmation page; no identity token may claim it as its client."""
 MCP_SURFACE = "mcp"
 """The surface of in-band confirmation inside an MCP client (elicitation); reserved too."""
-RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE})
+API_SURFACE = "api"
+"""The surface of a bearer token that names no client (``azp``/``client_id``); reserved."""
+RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE, API_SURFACE})
+"""Surface names signoff gives its own surfaces; no token's client may claim one. A new
+surface of signoff's own (a chat integration) adds its name here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +29,11 @@ class Principal:
     the identity token was issued to (``azp``/``client_id``, e.g. ``jdk8-crm``),
     :data:`PAGE_SURFACE` for the confirmation page or :data:`MCP_SURFACE` for
     in-band confirmation; ``None`` when the token names no client.
+
+    ``issuer`` is the identity provider that vouched for the caller (the token's
+    ``iss``): a person is (issuer, subject), so a token of another issuer naming the
+    same subject is not the requester. ``signed_in_client``: for a page session, the
+    client of the token it was opened with; the surface rule applies to it as well.
     """
 
     subject: str
@@ -32,6 +41,8 @@ class Principal:
     roles: frozenset[str] = frozenset()
     actor: str | None = None
     client: str | None = None
+    issuer: str | None = None
+    signed_in_client: str | None = None
 
     def __post_init__(self) -> None:
         if not self.subject or not self.tenant:

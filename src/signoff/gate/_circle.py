@@ -10,7 +10,7 @@ from __future__ import annotations
 from signoff._directory import RoleDirectory
 from signoff._model import Execution, Principal, Proposal
 from signoff.exceptions import NotFound
-from signoff.gate._policy import holds_role
+from signoff.gate._policy import holds_role, is_requester
 from signoff.store._sql import Circle, SqlTransaction
 
 AUDITOR_ROLE = "auditor"
@@ -21,7 +21,7 @@ WHOLE_TENANT_ROLES = (AUDITOR_ROLE, ADMIN_ROLE)
 def may_see(proposal: Proposal, principal: Principal, directory: RoleDirectory | None) -> bool:
     if proposal.tenant != principal.tenant:
         return False
-    if proposal.requester_subject == principal.subject:
+    if is_requester(proposal, principal):
         return True
     if principal.is_agent:
         return False

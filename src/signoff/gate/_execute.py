@@ -44,7 +44,12 @@ from signoff.gate._context import (
 )
 from signoff.gate._freshness import check_fresh
 from signoff.gate._hooks import HookPoint
-from signoff.gate._policy import approvers_who_lost_role, check_requester, requester_lost_roles
+from signoff.gate._policy import (
+    approvers_who_lost_role,
+    check_requester,
+    is_requester,
+    requester_lost_roles,
+)
 from signoff.gate._receipts import result_for
 from signoff.gate._signed import Presented, find_token, present
 from signoff.store._sql import ConsumeWrite, PremiseFailed, SqlTransaction, TokenRecord, audit_entry
@@ -167,7 +172,9 @@ def _verify(
         raise InvalidToken("this confirmation token was never issued", proposal_id=proposal_id)
     if token.proposal_id != proposal.proposal_id:
         raise ArgsMismatch("the token confirms a different proposal", proposal_id=proposal_id)
-    if (token.subject, token.actor) != (principal.subject, principal.actor):
+    if (token.subject, token.actor) != (principal.subject, principal.actor) or not is_requester(
+        proposal, principal
+    ):
         raise SubjectMismatch(
             "only the principal that requested this operation may present its token",
             proposal_id=proposal_id,
@@ -268,6 +275,7 @@ def _consume_and_start(
                     "token_id": v.token.token_id,
                     "args_digest": v.token.args_digest,
                     "request_key": running.request_key,
+                    "issuer": principal.issuer,
                 },
             ),
             started=started_event(running, now),

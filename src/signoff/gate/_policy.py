@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from signoff._directory import ExplainingDirectory, RoleDirectory
-from signoff._model import DecisionKind, Principal, Proposal
+from signoff._model import API_SURFACE, DecisionKind, Principal, Proposal
 from signoff.exceptions import (
     ApproverRevoked,
     NotEntitled,
@@ -17,7 +17,7 @@ from signoff.exceptions import (
 )
 
 REQUESTER_STEP = "requester"
-UNNAMED_SURFACE = "api"
+UNNAMED_SURFACE = API_SURFACE
 """The surface of a bearer token that names no client (``azp``/``client_id``)."""
 
 
@@ -30,17 +30,37 @@ def surface_of(principal: Principal) -> str:
 
 
 def check_surface(proposal: Proposal, principal: Principal, deployment: Sequence[str]) -> None:
-    """PROTOCOL rule 14: the tool's surfaces, else the deployment's; empty allows any."""
+    """PROTOCOL rule 14: the tool's surfaces, else the deployment's; empty allows any.
+
+    A page session opened with another client's token came through that client too:
+    both must be allowed.
+    """
     allowed = list(proposal.policy.get("surfaces") or ()) or list(deployment)
-    surface = surface_of(principal)
-    if allowed and surface not in allowed:
-        raise SurfaceNotAllowed(
-            f"decisions on this proposal must come through {', '.join(sorted(allowed))}; "
-            f"this one came through {surface!r}",
-            proposal_id=proposal.proposal_id,
-            surface=surface,
-            allowed=sorted(allowed),
-        )
+    surfaces = [surface_of(principal)]
+    if principal.signed_in_client is not None:
+        surfaces.append(principal.signed_in_client)
+    for surface in surfaces:
+        if allowed and surface not in allowed:
+            raise SurfaceNotAllowed(
+                f"decisions on this proposal must come through {', '.join(sorted(allowed))}; "
+                f"this one came through {surface!r}",
+                proposal_id=proposal.proposal_id,
+                surface=surface,
+                allowed=sorted(allowed),
+            )
+
+
+def is_requester(proposal: Proposal, principal: Principal) -> bool:
+    """The person who asked: same subject *and* the same identity provider vouching.
+
+    Every verified token names its issuer; a principal built in-process (the embedding
+    code, ``signoff mcp --principal``) names none and is taken as the embedder says.
+    Proposals stored before the issuer was kept match on the subject alone.
+    """
+    if principal.subject != proposal.requester_subject:
+        return False
+    issuer = proposal.state.get("requester_issuer")
+    return issuer is None or principal.issuer is None or issuer == principal.issuer
 
 
 def decision_step(
@@ -58,7 +78,7 @@ def decision_step(
     requester_pending = policy["requester_confirms"] and not any(
         a.step == REQUESTER_STEP for a in proposal.approvals
     )
-    if requester_pending and principal.subject == proposal.requester_subject:
+    if requester_pending and is_requester(proposal, principal):
         return REQUESTER_STEP
     role = policy["role"]
     if role is None:

@@ -60,6 +60,8 @@ def propose(
             # The roles the read step saw (token and directory); every later step reads as
             # this requester again and requires each of them to hold still (rule 11).
             "requester_roles": sorted(principal.roles),
+            # A person is (issuer, subject): only the same provider's tokens act as them.
+            "requester_issuer": principal.issuer,
         },
         risk=risk,
         policy=policy.to_dict(),
@@ -89,6 +91,7 @@ def propose(
             "policy": proposal.policy,
             "preview_digest": _digest_of(proposal.preview.to_dict()),
             "expires_at": to_micros(proposal.expires_at),
+            "issuer": principal.issuer,
         },
     )
     ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)

@@ -13,9 +13,16 @@ from datetime import datetime
 from signoff._clock import to_micros
 from signoff._model import Execution, Principal, Proposal, ProposalStatus, Receipt
 from signoff.audit._chain import AuditEvent
-from signoff.exceptions import InvalidRequest, InvalidState, NotEntitled, SubjectMismatch
+from signoff.exceptions import (
+    InvalidRequest,
+    InvalidState,
+    NotEntitled,
+    SubjectMismatch,
+    TokenExpired,
+)
 from signoff.gate._circle import circle_of, load_visible, load_visible_execution
 from signoff.gate._context import GateContext
+from signoff.gate._policy import is_requester
 from signoff.gate._receipts import receipt_for
 from signoff.gate._refusals import audited
 from signoff.gate._signed import handed_token
@@ -110,16 +117,18 @@ class GateReads:
     def _token_for(self, principal: Principal, proposal_id: str) -> str:
         with self.store.read() as tx:
             proposal = load_visible(tx, principal, proposal_id, self._ctx.directory_in(tx))
-            if (proposal.requester_subject, proposal.requester_actor) != (
-                principal.subject,
-                principal.actor,
-            ):
+            if proposal.requester_actor != principal.actor or not is_requester(proposal, principal):
                 raise SubjectMismatch("the token is bound to the requesting principal")
             if proposal.status is not ProposalStatus.CONFIRMED:
                 raise InvalidState(
                     f"the proposal is {proposal.status.value}; no token is available",
                     proposal_id=proposal_id,
                     status=proposal.status.value,
+                )
+            if self._ctx.now_micros() >= to_micros(proposal.expires_at):
+                # The token's expiry is the proposal's: an expired one is never handed out.
+                raise TokenExpired(
+                    "this confirmation expired; ask for a new proposal", proposal_id=proposal_id
                 )
             token_id = tx.token_id_for(proposal_id)
             assert token_id is not None

@@ -120,6 +120,10 @@ class Settings(BaseSettings):
     ] = Field((), description="`ALG:path.pem[#kid],…` (RS256, PS256, ES256, EdDSA).")
     jwt_jwks_file: Path | None = Field(None, description="A JWK set file of public keys.")
     jwt_leeway_seconds: Seconds = Field(30, description="Clock leeway for `exp`/`nbf`.")
+    jwt_tenants: Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_names)] = Field(
+        (),
+        description="Tenants the `SIGNOFF_JWT_*` issuer may name, comma-separated; empty: any.",
+    )
     issuers: Annotated[tuple[IssuerConfig, ...], NoDecode, BeforeValidator(parse_issuers)] = Field(
         (),
         description="Trusted identity providers: `[[signoff.issuers]]` tables, or a JSON "
@@ -281,13 +285,17 @@ class Settings(BaseSettings):
                         "public_keys": self.jwt_public_keys,
                         "jwks_file": self.jwt_jwks_file,
                         "leeway_seconds": self.jwt_leeway_seconds,
+                        "tenants": self.jwt_tenants,
                         "discovery": False,
                     }
                 )
             )
         if not own and not self.issuers:
             raise SettingsError(_MISSING["jwt_key"])
-        return identity_config([*own, *self.issuers])
+        # Each provider vouches for its own tenants only; with --demo the public demo
+        # key can name any tenant anyway, so the binding would protect nothing there.
+        bound = () if self.demo else self.issuers
+        return identity_config([*own, *self.issuers], providers=bound)
 
     def check(self) -> Settings:
         """Refuse to start with settings that cannot serve safely (all gaps at once)."""
