@@ -8,6 +8,7 @@ the external effects to check (the shop's rows, the provider's ledger, the audit
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +33,16 @@ STORES = ("sqlite", "postgres")
 SAM = Principal("sam", "acme", frozenset({"support"}))
 """Support staff: may ask for notes and refunds on other customers' orders."""
 SAMS_AGENT = Principal("sam", "acme", frozenset({"support"}), actor="agent:support-bot")
+
+
+def post_json(client: TestClient, url: str, body: Any, headers: dict[str, str]) -> Any:
+    """POST ``body`` as JSON with every non-ASCII character escaped (a lone surrogate too,
+    which an HTTP client's UTF-8 encoder refuses), as any JSON encoder may send it."""
+    return client.post(
+        url,
+        content=json.dumps(body).encode(),
+        headers={**headers, "Content-Type": "application/json"},
+    )
 
 
 @dataclass
@@ -72,7 +83,7 @@ class Served:
     def propose(self, tool: str = "refund_order", by: Principal = AGENT, **arguments: Any) -> Any:
         args = {**REFUND, **arguments} if tool == "refund_order" else arguments
         body = {"tool": tool, "arguments": args}
-        return self.client.post("/v1/proposals", json=body, headers=self.auth(by))
+        return post_json(self.client, "/v1/proposals", body, self.auth(by))
 
     def proposed(self, tool: str = "refund_order", by: Principal = AGENT, **args: Any) -> Any:
         response = self.propose(tool, by, **args)
@@ -83,10 +94,11 @@ class Served:
         self, proposal: dict[str, Any], by: Principal, *, client: str | None = None, **body: Any
     ) -> Any:
         payload = {"decision": "approve", "expected_version": proposal["version"], **body}
-        return self.client.post(
+        return post_json(
+            self.client,
             f"/v1/proposals/{proposal['proposal_id']}/decision",
-            json=payload,
-            headers=self.auth(by, uuid.uuid4().hex, client=client),
+            payload,
+            self.auth(by, uuid.uuid4().hex, client=client),
         )
 
     def pick_up(self, proposal: dict[str, Any], by: Principal = AGENT) -> Any:

@@ -21,7 +21,7 @@ from signoff.exceptions import (
     TokenExpired,
 )
 from signoff.gate._circle import circle_of, load_visible, load_visible_execution
-from signoff.gate._context import GateContext
+from signoff.gate._context import GateContext, check_text
 from signoff.gate._policy import is_requester
 from signoff.gate._receipts import receipt_for
 from signoff.gate._refusals import audited
@@ -67,6 +67,8 @@ class GateReads:
         _check_limit(limit)
         if principal.is_agent:
             return []
+        if after is not None:
+            check_text(after=after[1])
         cursor = None if after is None else (to_micros(after[0]), after[1])
         with self.store.read() as tx:
             roles = circle_of(principal, self._ctx.directory_in(tx)).roles

@@ -33,6 +33,7 @@ from signoff.http import (
     _roles,
     _system,
 )
+from signoff.http._body import RequestText
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
@@ -81,6 +82,7 @@ def create_app(
         settings.proposal_rate_limit, storage=settings.rate_limit_storage
     )
     install_problem_handlers(app)
+    app.add_middleware(RequestText)  # inside the body limit: reads at most max_body_bytes
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
