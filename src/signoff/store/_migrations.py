@@ -11,7 +11,7 @@ from signoff.store._pg_functions import FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -213,6 +213,15 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # outcome) as one server-side function, the audit append and its hash with it, so a
     # step is one round trip (store/_pg_functions.py). SQLite runs the same steps in-process.
     6: tuple({"postgresql": function} for function in FUNCTIONS),
+    # Page sessions ended by signing out: a copied cookie is dead afterwards (issue 23).
+    # Keyed by a hash of the session id, kept until the cookie would have expired.
+    7: (
+        """CREATE TABLE ended_sessions (
+            sid_hash TEXT PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        )""",
+        "CREATE INDEX ended_sessions_expiry ON ended_sessions (expires_at)",
+    ),
 }
 
 

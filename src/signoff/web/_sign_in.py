@@ -79,7 +79,9 @@ async def sign_out(request: Request) -> Response:
     form = await posted_form(request)
     if isinstance(form, Response):
         return form
-    ui, _, _ = form
+    ui, session, _ = form
+    if session.principal is not None:
+        await run_in_threadpool(ui.end_session, session)
     response = RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
     ui.clear_cookie(response)
     return response
