@@ -116,6 +116,17 @@ class AsyncGate:
             self.gate.decide, principal, proposal_id, decision, idempotency_key=idempotency_key
         )
 
+    async def repeated_decision(
+        self, principal: Principal, proposal_id: str, decision: Decision, *, idempotency_key: str
+    ) -> DecisionResult | None:
+        return await self.run_sync(
+            self.gate.repeated_decision,
+            principal,
+            proposal_id,
+            decision,
+            idempotency_key=idempotency_key,
+        )
+
     async def execute(
         self,
         principal: Principal,

@@ -107,6 +107,32 @@ def decide(
     raise VersionConflict("the proposal kept changing; read it again", proposal_id=proposal_id)
 
 
+def repeated(
+    ctx: GateContext,
+    principal: Principal,
+    proposal_id: str,
+    decision: Decision,
+    *,
+    idempotency_key: str,
+) -> DecisionResult | None:
+    """The first answer when this is a repeat of a decision already made with this key, else
+    None (nothing recorded either way). A page asks this before verifying a passkey
+    assertion again: a double submit carries one already spent, and must get the first
+    answer, as every repeated decision does (rule 12)."""
+    validate_decision(decision, idempotency_key)
+    request = _Request(
+        principal,
+        proposal_id,
+        decision,
+        idempotency_key,
+        idempotency_scope(principal),
+        decision_fingerprint(proposal_id, decision),
+    )
+    with ctx.store.peek() as tx:
+        record = tx.idempotency(principal.tenant, request.scope, request.key)
+        return None if record is None else _replay(ctx, tx, request, record)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Checked:
     """A decision that passed every check on what the read found."""

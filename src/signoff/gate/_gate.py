@@ -147,6 +147,26 @@ class Gate(GateReads):
             },
         )
 
+    def repeated_decision(
+        self,
+        principal: Principal,
+        proposal_id: str,
+        decision: Decision,
+        *,
+        idempotency_key: str,
+    ) -> DecisionResult | None:
+        """The first answer if ``idempotency_key`` already decided this, else None."""
+        check_text(reason=decision.reason, idempotency_key=idempotency_key)
+        return audited(
+            self._ctx,
+            "decide",
+            principal,
+            lambda: _decide.repeated(
+                self._ctx, principal, proposal_id, decision, idempotency_key=idempotency_key
+            ),
+            proposal_id=proposal_id,
+        )
+
     def execute(
         self,
         principal: Principal,
