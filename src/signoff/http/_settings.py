@@ -169,6 +169,12 @@ class Settings(BaseSettings):
     log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
         "text", description="`json`: one JSON object per line, with the request id."
     )
+    metrics_token: Annotated[str | None, StringConstraints(min_length=32)] = Field(
+        None,
+        repr=False,
+        description="Bearer token a Prometheus scraper presents to `/metrics` (>= 32 "
+        "characters); without it only a person holding `signoff_admin` may read it.",
+    )
     proposal_rate_limit: Annotated[str | None, BeforeValidator(parse_rate)] = Field(
         "600/minute", description="Proposals per agent and tenant, e.g. `60/minute`; `off`."
     )
