@@ -137,16 +137,28 @@ class GateReads:
             return handed_token(self._ctx, tx, token_id)
 
     def audit_events(
-        self, principal: Principal, *, proposal_id: str | None = None
+        self,
+        principal: Principal,
+        *,
+        proposal_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
     ) -> list[AuditEvent]:
-        """The tenant's chain for its auditors and admins; one proposal's events for its circle."""
+        """The tenant's chain for its auditors and admins; one proposal's events for its circle.
+
+        ``after`` (a ``seq``) and ``limit`` read it a page at a time, in chain order.
+        """
+        if limit is not None:
+            _check_limit(limit)
         with self.store.read() as tx:
             directory = self._ctx.directory_in(tx)
             if proposal_id is not None:
                 load_visible(tx, principal, proposal_id, directory)
             elif not circle_of(principal, directory).whole_tenant:
                 raise NotEntitled("reading the whole audit log needs the auditor or admin role")
-            return tx.audit_events(tenant=principal.tenant, proposal_id=proposal_id)
+            return tx.audit_events(
+                tenant=principal.tenant, proposal_id=proposal_id, after=after, limit=limit
+            )
 
 
 def _check_limit(limit: int) -> None:

@@ -128,8 +128,14 @@ class AuditQueries(SqlBase):
         return None if row is None else (row[0], row[1])
 
     def audit_events(
-        self, *, tenant: str | None = None, proposal_id: str | None = None
+        self,
+        *,
+        tenant: str | None = None,
+        proposal_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
     ) -> list[AuditEvent]:
+        """Events by (tenant, seq); ``after``/``limit`` page through one tenant's chain."""
         clauses, params = [], []
         if tenant is not None:
             clauses.append("tenant = ?")
@@ -137,10 +143,17 @@ class AuditQueries(SqlBase):
         if proposal_id is not None:
             clauses.append("proposal_id = ?")
             params.append(proposal_id)
+        if after:
+            clauses.append("seq > ?")
+            params.append(after)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        page = ""
+        if limit is not None:
+            page = " LIMIT ?"
+            params.append(limit)
         rows = self.run(
             "SELECT tenant, seq, at, kind, proposal_id, execution_id, actor, data, prev_hash, "
-            f"hash FROM audit_events {where} ORDER BY tenant, seq",
+            f"hash FROM audit_events {where} ORDER BY tenant, seq{page}",
             params,
         ).fetchall()
         return [AuditEvent(*row) for row in rows]
