@@ -7,6 +7,7 @@ next one and is null on the last; together they are the chain, each event once.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,5 +39,7 @@ def test_the_audit_log_pages_in_chain_order(store: str, tmp_path: Path) -> None:
         for bad in ("limit=0", "limit=201", "after=-1", "after=99999999999999999999"):
             response = served.client.get(f"/v1/audit?{bad}", headers=served.auth(AUDREY))
             assert_problem(response, 400, "invalid_request")
-        client = SignoffClient("http://testserver", token=served.token(AUDREY), http=served.client)
+        # The in-process app through its TestClient (an httpx client of the same shape).
+        http: Any = served.client
+        client = SignoffClient("http://testserver", token=served.token(AUDREY), http=http)
         assert [e.seq for e in client.audit()] == whole

@@ -21,13 +21,13 @@ from tests.http.conftest import assert_problem
 from tests.redteam import STORES, serve
 
 SECRET_B = "b" * 32
-ACME_PROVIDER = {
+ACME_PROVIDER: dict[str, Any] = {
     "issuer": "https://sso.acme.example",
     "audience": "signoff",
     "hs256_secret": SECRET_B,
     "tenants": ["acme"],
 }
-GLOBEX_PROVIDER = {
+GLOBEX_PROVIDER: dict[str, Any] = {
     "issuer": "https://sso.globex.example",
     "audience": "signoff",
     "hs256_secret": SECRET_B,

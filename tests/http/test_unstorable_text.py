@@ -47,7 +47,7 @@ def test_a_nul_in_any_stored_text_is_400_and_nothing_happens(served: Served) -> 
     proposal = served.proposed()
     before = _rows(served)
     pid = proposal["proposal_id"]
-    body = {
+    body: dict[str, Any] = {
         "tool": "refund_order",
         "arguments": {
             "order_id": "ord_1002",

@@ -42,6 +42,7 @@ from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
+from signoff.http._server_protocol import DeadlineH11Protocol
 from signoff.http._settings import Settings, SettingsError
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
@@ -83,7 +84,11 @@ def create_app(
     )
     install_problem_handlers(app)
     app.add_middleware(RequestText)  # inside the body limit: reads at most max_body_bytes
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        read_seconds=settings.request_read_seconds,
+    )
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
     for module in (
@@ -221,4 +226,6 @@ def app_from_environment() -> FastAPI:
 
     settings = load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV))
     configure_logging(settings.log_level, settings.log_format)
+    # This worker's connections: a request head gets the same deadline as its body.
+    DeadlineH11Protocol.read_seconds = float(settings.request_read_seconds)
     return create_app(settings)

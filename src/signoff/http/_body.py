@@ -19,7 +19,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signoff._text import unstorable
-from signoff.http._limits import BodyTooLarge
+from signoff.http._limits import BodyTooLarge, BodyTooSlow
 from signoff.http._problems import problem
 
 
@@ -43,9 +43,12 @@ def refusal_of_body(body: bytes) -> str | None:
         parsed = json.loads(body, object_pairs_hook=_no_duplicates)
     except DuplicateKey as exc:
         return f"the JSON body names the key {str(exc)[:64]!r} twice"
-    except ValueError:
-        return None
-    found = unstorable(parsed)
+    except (ValueError, RecursionError):
+        return None  # not JSON, or nested too deep: the route refuses it with its own 4xx
+    try:
+        found = unstorable(parsed)
+    except RecursionError:
+        return "the JSON body is nested too deeply"
     return None if found is None else f"the JSON body: {found}"
 
 
@@ -81,6 +84,9 @@ class RequestText:
                 body, receive = await _buffered(receive)
             except BodyTooLarge as exc:
                 await problem(413, "payload_too_large", str(exc.detail))(scope, receive, send)
+                return
+            except BodyTooSlow as exc:
+                await problem(408, "request_timeout", str(exc.detail))(scope, receive, send)
                 return
             refused = refusal_of_body(body)
         if refused is not None:

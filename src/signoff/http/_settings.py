@@ -132,6 +132,11 @@ class Settings(BaseSettings):
     max_body_bytes: Annotated[int, Field(ge=1)] = Field(
         64 * 1024, description="Largest request body accepted."
     )
+    request_read_seconds: Annotated[int, Field(ge=1, le=600)] = Field(
+        10,
+        description="Seconds a client has to send a request's headers, and then its body; "
+        "slower connections are answered 408 and closed.",
+    )
     log_level: Annotated[
         Literal["critical", "error", "warning", "info", "debug"], BeforeValidator(lower)
     ] = Field("info", description="critical, error, warning, info or debug.")

@@ -17,9 +17,11 @@ import httpx
 import jwt
 
 try:  # Authlib's httpx client runs on httpx2 when it is installed, else on httpx
-    import httpx2 as _authlib_httpx
+    import httpx2
+
+    AUTHLIB_HTTP_ERROR: type[Exception] = httpx2.HTTPError
 except ImportError:  # pragma: no cover - depends on what is installed
-    _authlib_httpx = httpx  # type: ignore[no-redef]
+    AUTHLIB_HTTP_ERROR = httpx.HTTPError
 from authlib.common.errors import AuthlibBaseError
 from authlib.integrations.httpx_client import OAuth2Client
 
@@ -87,7 +89,7 @@ class OidcLogin:
         except (
             AuthlibBaseError,
             httpx.HTTPError,
-            _authlib_httpx.HTTPError,
+            AUTHLIB_HTTP_ERROR,
             OSError,
             ValueError,
         ) as exc:

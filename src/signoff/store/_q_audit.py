@@ -136,7 +136,8 @@ class AuditQueries(SqlBase):
         limit: int | None = None,
     ) -> list[AuditEvent]:
         """Events by (tenant, seq); ``after``/``limit`` page through one tenant's chain."""
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[str | int] = []
         if tenant is not None:
             clauses.append("tenant = ?")
             params.append(tenant)
