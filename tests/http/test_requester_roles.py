@@ -17,7 +17,8 @@ from signoff import Principal, ResourceState
 from signoff.demo._note_tool import AddOrderNote
 from tests.conftest import APPROVER
 from tests.http.conftest import assert_problem
-from tests.redteam import SAM, SAMS_AGENT, STORES, Served, serve
+from tests.redteam import SAM, SAMS_AGENT, STORES, Served, serve, sign_in_with_token
+from tests.web.conftest import hidden_fields
 
 MODES = ("grants", "revocations")
 NOTE = {"order_id": "ord_1001", "note": "customer called about the parcel"}
@@ -108,3 +109,20 @@ def test_the_tool_reads_with_the_roles_the_directory_confirms_now(served: Served
         patch.setattr(AddOrderNote, "read_state", spy)
         served.proposed("add_order_note", customer, **own)
     assert seen == [frozenset()]
+
+
+def test_a_revoked_requester_cannot_confirm_his_note_on_the_page(served: Served) -> None:
+    """The same refusal where people confirm: sam's page session, opened with his token."""
+    proposal = served.proposed("add_order_note", SAMS_AGENT, **NOTE)
+    assert sign_in_with_token(served, served.token(SAM)).status_code == 303
+    _revoke_sam(served)
+    page = served.client.get(f"/ui/proposals/{proposal['proposal_id']}")
+    assert page.status_code == 200, page.text
+    form = {**hidden_fields(page.text, "approve"), "decision": "approve"}
+    refused = served.client.post(
+        f"/ui/proposals/{proposal['proposal_id']}/decision", data=form, follow_redirects=False
+    )
+    assert refused.status_code == 409, refused.text
+    assert "requester_revoked" in refused.text or "no longer holds" in refused.text
+    assert served.audit("decision.approved") == []
+    assert served.notes() == []

@@ -322,10 +322,11 @@ def _decision_data(
         "args_digest": proposal.args_digest,
         "status": target.value,
         "surface": principal.client,
-        "issuer": principal.issuer,
         "approvers": list(approvers(proposal))
         + ([approval.approver] if approval.kind is DecisionKind.APPROVE else []),
     }
+    if principal.issuer is not None:
+        data["issuer"] = principal.issuer
     if principal.signed_in_client is not None:
         data["signed_in_client"] = principal.signed_in_client
     if device is not None:

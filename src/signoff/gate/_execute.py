@@ -275,7 +275,7 @@ def _consume_and_start(
                     "token_id": v.token.token_id,
                     "args_digest": v.token.args_digest,
                     "request_key": running.request_key,
-                    "issuer": principal.issuer,
+                    **({} if principal.issuer is None else {"issuer": principal.issuer}),
                 },
             ),
             started=started_event(running, now),

@@ -91,12 +91,17 @@ def propose(
             "policy": proposal.policy,
             "preview_digest": _digest_of(proposal.preview.to_dict()),
             "expires_at": to_micros(proposal.expires_at),
-            "issuer": principal.issuer,
+            **_issuer_of(principal),
         },
     )
     ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)
     log.info("proposal %s created for %s", proposal.proposal_id, proposal.tool)
     return proposal
+
+
+def _issuer_of(principal: Principal) -> dict[str, str]:
+    """The identity provider that vouched for the caller, when a token named one."""
+    return {} if principal.issuer is None else {"issuer": principal.issuer}
 
 
 def _digest_of(value: Any) -> str:

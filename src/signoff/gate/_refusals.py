@@ -114,10 +114,16 @@ def _record(
                 "code": refusal.code,
                 "count": count,
                 "surface": principal.client,
-                "signed_in_client": principal.signed_in_client,
-                "issuer": principal.issuer,
                 "presented": dict(presented),
                 "further_refusals_counted_only": count == MAX_AUDITED_PER_CODE,
+                **{
+                    key: value
+                    for key, value in (
+                        ("issuer", principal.issuer),
+                        ("signed_in_client", principal.signed_in_client),
+                    )
+                    if value is not None
+                },
             },
         )
 
