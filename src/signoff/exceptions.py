@@ -6,7 +6,9 @@
     │   ├── InvalidReference          `module:attr` that cannot be imported or used
     │   ├── MissingExtra              an optional dependency is not installed
     │   ├── InvalidIssuer             a trusted identity issuer is configured wrongly
-    │   └── SigningKeyError           signing key file missing, unreadable or invalid
+    │   ├── SigningKeyError           signing key file missing, unreadable or invalid
+    │   ├── InvalidUpstream           an upstream MCP server (--upstream) is configured wrongly
+    │   └── InvalidGatewayPolicy      the [upstreams] part of the policy file is wrong
     ├── StoreError                    storage problem
     │   ├── StoreUnavailable          store unreachable, no outcome known   (503)
     │   ├── SchemaTooNew              database written by a newer signoff
@@ -46,6 +48,7 @@
         ├── RetypeMismatch            re-typed key value differs from preview (422)
         ├── IdempotencyKeyReused      same key, different payload            (422)
         ├── RateLimited               too many proposals from one agent      (429)
+        ├── UpstreamUnavailable       an upstream MCP server cannot be reached; nothing sent (503)
         └── OutcomeUnknown            provider answer lost; look up, never re-run (503)
 
 Each class carries a stable machine ``code``; the HTTP status is a hint for the
@@ -293,3 +296,22 @@ class DeviceSignatureInvalid(Forbidden):
     """The assertion is for another decision, replayed (counter), or from an unknown key."""
 
     code = "device_signature_invalid"
+
+
+class InvalidUpstream(ConfigurationError, ValueError):
+    """An upstream MCP server's configuration (``--upstream``, ``SIGNOFF_UPSTREAMS``) is wrong."""
+
+    code = "invalid_upstream"
+
+
+class InvalidGatewayPolicy(ConfigurationError, ValueError):
+    """The ``[upstreams]`` part of the policy file cannot be used (docs/GATEWAY.md)."""
+
+    code = "invalid_gateway_policy"
+
+
+class UpstreamUnavailable(Refusal):
+    """An upstream MCP server could not be reached; the request was never sent to it."""
+
+    code = "upstream_unavailable"
+    status = 503

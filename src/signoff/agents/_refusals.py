@@ -133,6 +133,11 @@ _BY_CODE: dict[str, _Advice] = {
         "The outcome is unknown: the action may or may not have happened. Never retry blindly "
         "and never make a new proposal for it. Call {status} later.",
     ),
+    "upstream_unavailable": _Advice(
+        "check_status",
+        "The MCP server behind signoff cannot be reached; nothing was sent to it. Tell the user "
+        "and try again later; do not look for another way to do it.",
+    ),
     "store_unavailable": _Advice(
         "check_status",
         "signoff cannot reach its store and knows no outcome. Do not make a new proposal; call "
