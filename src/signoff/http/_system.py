@@ -52,7 +52,7 @@ def readyz(state: State) -> Health:
     response_class=Response,
     responses={
         200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
-        **problems(),
+        **problems(401, 403),
     },
     summary="Prometheus metrics (SIGNOFF_METRICS_TOKEN, or a signoff_admin person)",
 )
