@@ -14,7 +14,11 @@ PAGE_SURFACE = "page"
 """The surface name of the confirmation page; no identity token may claim it as its client."""
 MCP_SURFACE = "mcp"
 """The surface of in-band confirmation inside an MCP client (elicitation); reserved too."""
-RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE})
+API_SURFACE = "api"
+"""The surface of a bearer token that names no client (``azp``/``client_id``); reserved."""
+RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE, API_SURFACE})
+"""Surface names signoff gives its own surfaces; no token's client may claim one. A new
+surface of signoff's own (a chat integration) adds its name here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +32,11 @@ class Principal:
     ``auth_time`` and ``acr`` are when and how the identity provider last
     authenticated the person (the token's OIDC claims), if it said so; a step-up
     policy (``ApprovalPolicy.max_age``, ``acr_values``) decides on them.
+
+    ``issuer`` is the identity provider that vouched for the caller (the token's
+    ``iss``): a person is (issuer, subject), so a token of another issuer naming the
+    same subject is not the requester. ``signed_in_client``: for a page session, the
+    client of the token it was opened with; the surface rule applies to it as well.
     """
 
     subject: str
@@ -37,6 +46,8 @@ class Principal:
     client: str | None = None
     auth_time: datetime | None = None
     acr: str | None = None
+    issuer: str | None = None
+    signed_in_client: str | None = None
 
     def __post_init__(self) -> None:
         if not self.subject or not self.tenant:

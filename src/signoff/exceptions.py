@@ -44,6 +44,7 @@
         │   ├── AlreadyConsumed       the token was already used
         │   ├── Revoked               confirmation or token revoked
         │   ├── ApproverRevoked       an approver lost their role after approving
+        │   ├── RequesterRevoked      the requester lost a role they asked with
         │   ├── ArgsMismatch          digest, operation, resource, policy or request key differ
         │   ├── StateChanged          the business state moved since the preview
         │   ├── ExecutionInProgress   the provider call is running; do not retry
@@ -198,6 +199,12 @@ class Revoked(Conflict):
 
 class ApproverRevoked(Conflict):
     code = "approver_revoked"
+
+
+class RequesterRevoked(Conflict):
+    """The requester no longer holds a role they held when they asked (the role directory)."""
+
+    code = "requester_revoked"
 
 
 class ArgsMismatch(Conflict):

@@ -308,10 +308,20 @@ export class SignoffClient {
     return (await this.#call<ProposalView>({ method: "POST", path, retry: false, signal: options.signal })).body;
   }
 
-  /** `GET /v1/audit` (`listAuditEvents`, role `auditor`). */
+  /** `GET /v1/audit` (`listAuditEvents`, role `auditor`): every event, following the pages. */
   async audit(options: CallOptions & { proposalId?: string } = {}): Promise<AuditEventView[]> {
-    const query: Array<[string, string]> = options.proposalId ? [["proposal_id", options.proposalId]] : [];
-    return (await this.#call<AuditLog>({ method: "GET", path: "/v1/audit", query, signal: options.signal })).body.events;
+    const base: Array<[string, string]> = options.proposalId ? [["proposal_id", options.proposalId]] : [];
+    const events: AuditEventView[] = [];
+    let after: number | null | undefined = 0;
+    while (after !== null && after !== undefined) {
+      const query: Array<[string, string]> = after ? [...base, ["after", String(after)]] : base;
+      const page: AuditLog = (
+        await this.#call<AuditLog>({ method: "GET", path: "/v1/audit", query, signal: options.signal })
+      ).body;
+      events.push(...page.events);
+      after = page.next_after;
+    }
+    return events;
   }
 
   /**

@@ -107,6 +107,11 @@ _BY_CODE: dict[str, _Advice] = {
         "An approver lost the right to approve, so nothing was done. Tell the user; a new "
         "proposal ({request}) needs a new confirmation.",
     ),
+    "requester_revoked": _Advice(
+        "stop",
+        "The person this request was made for no longer holds a role the request relied on, "
+        "so nothing was done. Tell the user; an administrator decides whether it comes back.",
+    ),
     "args_mismatch": _Advice(
         "stop",
         "The proposal, token and tool do not belong together; nothing was done. Use the "

@@ -108,6 +108,8 @@ def serve(config: str | None, upstream: tuple[str, ...], **flags: Any) -> None:
             log_config=logging_config(settings.log_level, settings.log_format),
             access_log=False,  # signoff logs each request itself, with its request id
             server_header=False,
+            # uvicorn's h11 protocol plus a deadline for each request head (slow headers).
+            http="signoff.http._server_protocol:DeadlineH11Protocol",
         )
 
 

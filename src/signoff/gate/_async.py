@@ -117,6 +117,17 @@ class AsyncGate:
             self.gate.decide, principal, proposal_id, decision, idempotency_key=idempotency_key
         )
 
+    async def repeated_decision(
+        self, principal: Principal, proposal_id: str, decision: Decision, *, idempotency_key: str
+    ) -> DecisionResult | None:
+        return await self.run_sync(
+            self.gate.repeated_decision,
+            principal,
+            proposal_id,
+            decision,
+            idempotency_key=idempotency_key,
+        )
+
     async def execute(
         self,
         principal: Principal,
@@ -245,9 +256,16 @@ class AsyncGate:
         return await self.run_sync(self.gate.confirmation_token, principal, proposal_id)
 
     async def audit_events(
-        self, principal: Principal, *, proposal_id: str | None = None
+        self,
+        principal: Principal,
+        *,
+        proposal_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
     ) -> list[AuditEvent]:
-        return await self.run_sync(self.gate.audit_events, principal, proposal_id=proposal_id)
+        return await self.run_sync(
+            self.gate.audit_events, principal, proposal_id=proposal_id, after=after, limit=limit
+        )
 
     async def verify_audit(self) -> ChainReport:
         return await self.run_sync(self.gate.verify_audit)

@@ -12,9 +12,10 @@ from signoff._canonical import args_digest, canonical_json
 from signoff._clock import Clock, to_micros
 from signoff._directory import RoleDirectory
 from signoff._model import DecisionKind, Principal, Proposal
+from signoff._text import unstorable
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
-from signoff.exceptions import ArgsMismatch
+from signoff.exceptions import ArgsMismatch, InvalidRequest
 from signoff.gate._hooks import ExecutionHooks
 from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
@@ -82,6 +83,18 @@ class GateContext:
                 self.after_write(self, tx.appended())  # checkpoints due by count or age
             return result
         raise AssertionError("unreachable")
+
+
+def check_text(**fields: object) -> None:
+    """Refuse text no store can keep (NUL, a lone surrogate) before anything is read.
+
+    On every store alike: PostgreSQL cannot hold it, SQLite could, and the answer to the
+    same input must not depend on the store (docs/PROTOCOL.md, rule 6).
+    """
+    for name, value in fields.items():
+        why = unstorable(value)
+        if why is not None:
+            raise InvalidRequest(f"{name}: {why}", field=name)
 
 
 def idempotency_scope(principal: Principal) -> str:

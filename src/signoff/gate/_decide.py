@@ -44,6 +44,7 @@ from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
     approvals_complete,
+    check_requester,
     check_surface,
     decision_step,
 )
@@ -105,6 +106,36 @@ def decide(
     raise VersionConflict("the proposal kept changing; read it again", proposal_id=proposal_id)
 
 
+def repeated(
+    ctx: GateContext,
+    principal: Principal,
+    proposal_id: str,
+    decision: Decision,
+    *,
+    idempotency_key: str,
+) -> DecisionResult | None:
+    """The first answer when this is a repeat of a decision already made with this key, else
+    None (nothing recorded either way). A page asks this before verifying a passkey
+    assertion again: a double submit carries one already spent, and must get the first
+    answer, as every repeated decision does (rule 12)."""
+    validate_decision(decision, idempotency_key)
+    request = _Request(
+        principal,
+        proposal_id,
+        decision,
+        idempotency_key,
+        idempotency_scope(principal),
+        decision_fingerprint(proposal_id, decision),
+    )
+    with ctx.store.peek() as tx:
+        record = tx.idempotency(principal.tenant, request.scope, request.key)
+        return (
+            None
+            if record is None
+            else replay(ctx, tx, principal, record, request.print_, request.decision)
+        )
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Checked:
     """A decision that passed every check on what the read found."""
@@ -155,6 +186,8 @@ def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, dir
     check_surface(proposal, request.principal, ctx.surfaces)
     step = decision_step(proposal, request.principal, request.decision.kind, directory)
     if request.decision.kind is DecisionKind.APPROVE:
+        # Consent on both sides: the requester still holds the roles they asked with.
+        check_requester(proposal, directory)
         check_retyped(proposal, request.decision)
     check_reason(ctx, proposal, request.decision)
     return step
@@ -291,6 +324,10 @@ def _decision_data(
         "approvers": list(approvers(proposal))
         + ([approval.approver] if approval.kind is DecisionKind.APPROVE else []),
     }
+    if principal.issuer is not None:
+        data["issuer"] = principal.issuer
+    if principal.signed_in_client is not None:
+        data["signed_in_client"] = principal.signed_in_client
     if device is not None:
         data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
     if authentication is not None:

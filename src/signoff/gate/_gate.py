@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
@@ -32,7 +33,7 @@ from signoff.gate import (
     _resolve,
     _signer_init,
 )
-from signoff.gate._context import GateContext
+from signoff.gate._context import GateContext, check_text
 from signoff.gate._hooks import ExecutionHooks, no_hooks
 from signoff.gate._reads import GateReads
 from signoff.gate._reconcile import Reconciled
@@ -118,6 +119,7 @@ class Gate(GateReads):
         rationale: str | None = None,
     ) -> Proposal:
         """Freeze a write request into a proposal awaiting confirmation."""
+        check_text(tool=tool, arguments=_text_of(arguments), rationale=rationale)
         return _propose.propose(self._ctx, principal, tool, arguments, rationale=rationale)
 
     def decide(
@@ -133,6 +135,12 @@ class Gate(GateReads):
         ``confirmation_token`` in the result is for the application that runs the
         gate in-process; the edges never show it to the person who decided.
         """
+        check_text(
+            reason=decision.reason,
+            reason_code=decision.reason_code,
+            retyped=decision.retyped,
+            idempotency_key=idempotency_key,
+        )
         return audited(
             self._ctx,
             "decide",
@@ -148,6 +156,26 @@ class Gate(GateReads):
             },
         )
 
+    def repeated_decision(
+        self,
+        principal: Principal,
+        proposal_id: str,
+        decision: Decision,
+        *,
+        idempotency_key: str,
+    ) -> DecisionResult | None:
+        """The first answer if ``idempotency_key`` already decided this, else None."""
+        check_text(reason=decision.reason, idempotency_key=idempotency_key)
+        return audited(
+            self._ctx,
+            "decide",
+            principal,
+            lambda: _decide.repeated(
+                self._ctx, principal, proposal_id, decision, idempotency_key=idempotency_key
+            ),
+            proposal_id=proposal_id,
+        )
+
     def execute(
         self,
         principal: Principal,
@@ -157,6 +185,7 @@ class Gate(GateReads):
         idempotency_key: str | None = None,
     ) -> ExecutionResult:
         """Consume the token and perform the confirmed write once."""
+        check_text(confirmation_token=confirmation_token, idempotency_key=idempotency_key)
         result = audited(
             self._ctx,
             "execute",
@@ -201,6 +230,7 @@ class Gate(GateReads):
         reason: str,
     ) -> ExecutionResult:
         """A person (``signoff_admin``) records what the provider shows for a stuck execution."""
+        check_text(provider_reference=provider_reference, reason=reason)
         result = audited(
             self._ctx,
             "resolve",
@@ -219,6 +249,7 @@ class Gate(GateReads):
 
     def stop(self, principal: Principal, execution_id: str, *, reason: str) -> ExecutionResult:
         """A person who may withdraw the confirmation ends a ``failed_retryable`` execution."""
+        check_text(reason=reason)
         result = audited(
             self._ctx,
             "stop",
@@ -229,6 +260,7 @@ class Gate(GateReads):
         return with_signed_receipt(self._ctx, result)
 
     def revoke(self, principal: Principal, proposal_id: str, *, reason: str) -> Proposal:
+        check_text(reason=reason)
         return audited(
             self._ctx,
             "revoke",
@@ -324,3 +356,13 @@ def verify_audit(store: Store) -> ChainReport:
     """Walk every tenant's audit chain from genesis to its head."""
     with store.read() as tx:
         return verify_chain(tx.audit_events(), tx.audit_heads())
+
+
+def _text_of(arguments: Mapping[str, Any] | str | bytes) -> object:
+    """The arguments' strings as the store would keep them (a JSON text is parsed first)."""
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments if isinstance(arguments, str) else None

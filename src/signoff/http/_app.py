@@ -34,6 +34,7 @@ from signoff.http import (
     _roles,
     _system,
 )
+from signoff.http._body import RequestText
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
@@ -42,6 +43,7 @@ from signoff.http._openapi import install_openapi
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
+from signoff.http._server_protocol import DeadlineH11Protocol
 from signoff.http._settings import Settings, SettingsError
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
@@ -82,7 +84,12 @@ def create_app(
         settings.proposal_rate_limit, storage=settings.rate_limit_storage
     )
     install_problem_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestText)  # inside the body limit: reads at most max_body_bytes
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        read_seconds=settings.request_read_seconds,
+    )
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
     for module in (
@@ -238,4 +245,6 @@ def app_from_environment() -> FastAPI:
 
     settings = load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV))
     configure_logging(settings.log_level, settings.log_format)
+    # This worker's connections: a request head gets the same deadline as its body.
+    DeadlineH11Protocol.read_seconds = float(settings.request_read_seconds)
     return create_app(settings)

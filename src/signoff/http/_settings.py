@@ -121,6 +121,10 @@ class Settings(BaseSettings):
     ] = Field((), description="`ALG:path.pem[#kid],…` (RS256, PS256, ES256, EdDSA).")
     jwt_jwks_file: Path | None = Field(None, description="A JWK set file of public keys.")
     jwt_leeway_seconds: Seconds = Field(30, description="Clock leeway for `exp`/`nbf`.")
+    jwt_tenants: Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_names)] = Field(
+        (),
+        description="Tenants the `SIGNOFF_JWT_*` issuer may name, comma-separated; empty: any.",
+    )
     issuers: Annotated[tuple[IssuerConfig, ...], NoDecode, BeforeValidator(parse_issuers)] = Field(
         (),
         description="Trusted identity providers: `[[signoff.issuers]]` tables, or a JSON "
@@ -128,6 +132,11 @@ class Settings(BaseSettings):
     )
     max_body_bytes: Annotated[int, Field(ge=1)] = Field(
         64 * 1024, description="Largest request body accepted."
+    )
+    request_read_seconds: Annotated[int, Field(ge=1, le=600)] = Field(
+        10,
+        description="Seconds a client has to send a request's headers, and then its body; "
+        "slower connections are answered 408 and closed.",
     )
     log_level: Annotated[
         Literal["critical", "error", "warning", "info", "debug"], BeforeValidator(lower)
@@ -176,6 +185,12 @@ class Settings(BaseSettings):
     )
     log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
         "text", description="`json`: one JSON object per line, with the request id."
+    )
+    metrics_token: Annotated[str | None, StringConstraints(min_length=32)] = Field(
+        None,
+        repr=False,
+        description="Bearer token a Prometheus scraper presents to `/metrics` (>= 32 "
+        "characters); without it only a person holding `signoff_admin` may read it.",
     )
     proposal_rate_limit: Annotated[str | None, BeforeValidator(parse_rate)] = Field(
         "600/minute", description="Proposals per agent and tenant, e.g. `60/minute`; `off`."
@@ -306,13 +321,17 @@ class Settings(BaseSettings):
                         "public_keys": self.jwt_public_keys,
                         "jwks_file": self.jwt_jwks_file,
                         "leeway_seconds": self.jwt_leeway_seconds,
+                        "tenants": self.jwt_tenants,
                         "discovery": False,
                     }
                 )
             )
         if not own and not self.issuers:
             raise SettingsError(_MISSING["jwt_key"])
-        return identity_config([*own, *self.issuers])
+        # Each provider vouches for its own tenants only; with --demo the public demo
+        # key can name any tenant anyway, so the binding would protect nothing there.
+        bound = () if self.demo else self.issuers
+        return identity_config([*own, *self.issuers], providers=bound)
 
     def check(self) -> Settings:
         """Refuse to start with settings that cannot serve safely (all gaps at once)."""

@@ -303,6 +303,8 @@ class AuditEventView(View):
 
 class AuditLog(View):
     events: list[AuditEventView]
+    next_after: int | None = None
+    """The ``after`` of the next page; None on the last one."""
 
 
 class WhoAmI(View):

@@ -11,7 +11,7 @@ from signoff.store._pg_functions import DROP_FUNCTIONS, FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -236,6 +236,15 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     8: (
         "ALTER TABLE executions ADD COLUMN items TEXT",
         *_REMAKE_FUNCTIONS,
+    ),
+    # Page sessions ended by signing out: a copied cookie is dead afterwards (issue 23).
+    # Keyed by a hash of the session id, kept until the cookie would have expired.
+    9: (
+        """CREATE TABLE ended_sessions (
+            sid_hash TEXT PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        )""",
+        "CREATE INDEX ended_sessions_expiry ON ended_sessions (expires_at)",
     ),
 }
 

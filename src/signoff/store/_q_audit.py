@@ -154,7 +154,9 @@ class AuditQueries(SqlBase):
         proposal_id: str | None = None,
         after: int | None = None,
         upto: int | None = None,
+        limit: int | None = None,
     ) -> list[AuditEvent]:
+        """Events by (tenant, seq); ``after``/``upto``/``limit`` page through one tenant's chain."""
         clauses: list[str] = []
         params: list[Any] = []
         for clause, value in (
@@ -167,9 +169,13 @@ class AuditQueries(SqlBase):
                 clauses.append(clause)
                 params.append(value)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        page = ""
+        if limit is not None:
+            page = " LIMIT ?"
+            params.append(limit)
         rows = self.run(
             "SELECT tenant, seq, at, kind, proposal_id, execution_id, actor, data, prev_hash, "
-            f"hash, mac FROM audit_events {where} ORDER BY tenant, seq",
+            f"hash, mac FROM audit_events {where} ORDER BY tenant, seq{page}",
             params,
         ).fetchall()
         return [AuditEvent(*row) for row in rows]

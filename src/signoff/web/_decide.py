@@ -48,6 +48,16 @@ async def decide(request: Request, proposal_id: str) -> Response:
         decision, key = parse_decision(fields)
         posted = device_of(fields)
         if posted is not None:  # the passkey signed this approval (static/passkey.js)
+            # A double submit carries an assertion already spent: answer the first decision.
+            first = await run_in_threadpool(
+                ui.app_state.gate.repeated_decision,
+                principal,
+                proposal_id,
+                decision,
+                idempotency_key=key,
+            )
+            if first is not None:
+                return _decided(first)
             decision = await run_in_threadpool(
                 signed_decision, ui, request, session, proposal_id, decision, posted
             )

@@ -8,12 +8,13 @@ through :func:`signoff.web.install_ui`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from signoff._model import Principal
+from signoff._model import PAGE_SURFACE, Principal
 from signoff.exceptions import NotAuthenticated
 from signoff.identity import Authenticator
 
@@ -55,9 +56,17 @@ class SignIn:
 
 
 def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
-    """Verify the JWT with the API's own authenticator; refuse an agent's token."""
+    """Verify the JWT with the API's own authenticator; refuse an agent's token.
+
+    The session remembers the client the token was issued to: decisions made in it
+    came through that client as well as the page (PROTOCOL rule 14).
+    """
     verified = authenticator.verify(token.strip())
-    return sign_in_person(verified.principal, verified.expires_at)
+    signed = sign_in_person(verified.principal, verified.expires_at)
+    principal = dataclasses.replace(
+        signed.principal, client=PAGE_SURFACE, signed_in_client=verified.principal.client
+    )
+    return SignIn(principal, signed.valid_until)
 
 
 def sign_in_person(principal: Principal, valid_until: datetime) -> SignIn:

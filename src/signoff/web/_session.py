@@ -1,6 +1,7 @@
 """The signed session cookie of the confirmation pages.
 
-The cookie holds who signed in (sub, tenant, roles), a random session id and
+The cookie holds who signed in (sub, tenant, roles, the issuer that vouched for
+them and the client of the token they signed in with), a random session id and
 an expiry, signed with HMAC-SHA256 under a key derived from the server's
 token key (stable across workers and restarts). It is HttpOnly,
 SameSite=Strict and, outside development, Secure with the ``__Host-`` prefix.
@@ -152,6 +153,8 @@ def _to_dict(session: WebSession) -> dict[str, Any]:
             body["auth_time"] = int(session.principal.auth_time.timestamp())
         if session.principal.acr is not None:
             body["acr"] = session.principal.acr
+        body["iss"] = session.principal.issuer
+        body["cli"] = session.principal.signed_in_client
     return body
 
 
@@ -167,6 +170,8 @@ def _from_dict(body: dict[str, Any]) -> WebSession:
             if body.get("auth_time") is None
             else datetime.fromtimestamp(int(body["auth_time"]), UTC),
             acr=None if body.get("acr") is None else str(body["acr"]),
+            issuer=_optional(body.get("iss")),
+            signed_in_client=_optional(body.get("cli")),
         )
     return WebSession(
         sid=str(body["sid"]),
@@ -174,6 +179,10 @@ def _from_dict(body: dict[str, Any]) -> WebSession:
         principal=principal,
         signed_in_via=body.get("via"),
     )
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def b64url(raw: bytes) -> str:

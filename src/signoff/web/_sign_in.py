@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import re
@@ -16,6 +17,7 @@ from starlette.responses import RedirectResponse, Response
 
 from signoff.catalog._types import MAX_STEP_UP_AGE
 from signoff.exceptions import NotAuthenticated
+from signoff.http._settings import SettingsError
 from signoff.web._forms import posted_form
 from signoff.web._identity import DEMO_USERS, SignIn, demo_user, sign_in_person, sign_in_with_jwt
 from signoff.web._session import SESSION_TTL, PendingLogin, WebSession
@@ -68,7 +70,9 @@ async def sign_in_as_demo_user(request: Request) -> Response:
             {"title": "Not found", "message": "There is no such demo user on this server."},
             status=404,
         )
-    signed = SignIn(user.principal, ui.now() + SESSION_TTL)
+    # Demo users are the people the demo's own issuer names in `signoff dev-token`.
+    person = dataclasses.replace(user.principal, issuer=_demo_issuer(ui))
+    signed = SignIn(person, ui.now() + SESSION_TTL)
     return _start_session(ui, session, signed, via="demo", next_path=fields.get("next"))
 
 
@@ -77,7 +81,9 @@ async def sign_out(request: Request) -> Response:
     form = await posted_form(request)
     if isinstance(form, Response):
         return form
-    ui, _, _ = form
+    ui, session, _ = form
+    if session.principal is not None:
+        await run_in_threadpool(ui.end_session, session)
     response = RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
     ui.clear_cookie(response)
     return response
@@ -166,6 +172,13 @@ def oidc_callback(
     response = _start_session(ui, session, signed, via=f"oidc:{name}", next_path=login.next_path)
     ui.set_login_cookie(response, None)
     return response
+
+
+def _demo_issuer(ui: Ui) -> str | None:
+    try:
+        return ui.app_state.settings.effective_issuer()
+    except SettingsError:
+        return None
 
 
 def _session_or_new(ui: Ui, request: Request) -> WebSession:

@@ -45,7 +45,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this worker */
+        /**
+         * Prometheus metrics (SIGNOFF_METRICS_TOKEN, or a signoff_admin person)
+         * @description The deployment's counters are not for strangers: a scrape token or an admin reads them.
+         *
+         *     They carry no tenant label, so no one tenant's traffic can be told apart.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -344,7 +349,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Audit events of the caller's tenant, optionally of one proposal */
+        /**
+         * Audit events of the caller's tenant, optionally of one proposal
+         * @description In chain order, a page at a time: ``next_after`` is the cursor of the next page.
+         */
         get: operations["listAuditEvents"];
         put?: never;
         post?: never;
@@ -465,6 +473,8 @@ export interface components {
         AuditLog: {
             /** Events */
             events: components["schemas"]["AuditEventView"][];
+            /** Next After */
+            next_after?: number | null;
         };
         /** ConfirmationTokenView */
         ConfirmationTokenView: {
@@ -1127,6 +1137,26 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -1454,7 +1484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1543,7 +1573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1627,7 +1657,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1707,7 +1737,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1856,7 +1886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2016,7 +2046,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2100,7 +2130,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2184,7 +2214,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2244,7 +2274,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2314,7 +2344,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2384,7 +2414,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2410,6 +2440,9 @@ export interface operations {
         parameters: {
             query?: {
                 proposal_id?: string | null;
+                /** @description next_after of the previous page (a seq) */
+                after?: number;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2599,7 +2632,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
