@@ -82,10 +82,45 @@ _RECEIPT: dict[str, Any] = _or_null(
             "provider_reference": _NULLABLE_STRING,
             "approvers": {"type": "array", "items": _STRING},
             "completed_at": _NULLABLE_STRING,
+            "items": {
+                "type": "array",
+                "description": "A batch: each item's own outcome, request key and provider "
+                "reference; a failed item is reported on its own.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "resource": _STRING,
+                        "request_key": _STRING,
+                        "status": {
+                            "type": "string",
+                            "enum": ["succeeded", "failed_retryable", "failed_terminal"],
+                        },
+                        "provider_reference": _NULLABLE_STRING,
+                        "error_code": _NULLABLE_STRING,
+                    },
+                    "required": ["resource", "request_key", "status"],
+                },
+            },
         },
         "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
     }
 )
+
+_DECISION: dict[str, Any] = {
+    "type": "object",
+    "description": "The decision receipt, when the person's answer was recorded as a decision: "
+    "its audit event (<tenant>:<seq>), the proposal's status and version as it left them, "
+    "and the tool's status (not_started until the write runs).",
+    "properties": {
+        "audit_id": _STRING,
+        "action_id": _STRING,
+        "status": _STRING,
+        "version": {"type": "integer"},
+        "tool_status": _STRING,
+        "duplicate": {"type": "boolean"},
+    },
+    "required": ["audit_id", "action_id", "status", "version", "tool_status", "duplicate"],
+}
 
 _EXECUTION_FIELDS: dict[str, Any] = {
     "execution_id": _STRING,
@@ -154,6 +189,7 @@ PROPOSAL: dict[str, Any] = {
                     "channel": {"type": "string", "enum": ["form", "url"]},
                     "outcome": _STRING,
                     "code": _NULLABLE_STRING,
+                    "decision": _DECISION,
                 },
                 "required": ["channel", "outcome"],
             }

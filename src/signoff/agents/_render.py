@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from signoff._model import Execution, ExecutionStatus, Proposal, ProposalStatus, Receipt
+from signoff._model import (
+    DecisionResult,
+    Execution,
+    ExecutionStatus,
+    Proposal,
+    ProposalStatus,
+    Receipt,
+)
 from signoff.agents._names import STATUS_TOOL, execute_name, request_name
 
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
@@ -103,6 +110,19 @@ def receipt_payload(receipt: Receipt) -> dict[str, Any]:
         "provider_reference": receipt.provider_reference,
         "approvers": list(receipt.approvers),
         "completed_at": None if receipt.completed_at is None else receipt.completed_at.isoformat(),
+        "items": [item.to_dict() for item in receipt.items],
+    }
+
+
+def decision_payload(result: DecisionResult) -> dict[str, Any]:
+    """The decision receipt (seed 003), as HTTP's ``DecisionView`` has it, without the proposal."""
+    return {
+        "audit_id": result.audit_id,
+        "action_id": result.action_id,
+        "status": result.status.value,
+        "version": result.version,
+        "tool_status": result.tool_status,
+        "duplicate": result.duplicate,
     }
 
 

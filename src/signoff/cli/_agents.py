@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -67,6 +67,19 @@ def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) 
 @click.option("--catalog", default=None, metavar="MODULE:FACTORY", help=CATALOG_HELP)
 @click.option("--public-url", default=None, help=PUBLIC_URL_HELP)
 @click.option(
+    "--upstream",
+    multiple=True,
+    metavar="NAME=COMMAND|URL",
+    help="An MCP server to stand in front of (as serve --upstream; docs/GATEWAY.md).",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The policy file (TOML) classifying upstream tools. Env SIGNOFF_POLICY_FILE.",
+)
+@click.option(
     "--config", envvar="SIGNOFF_CONFIG", type=click.Path(dir_okay=False), help=CONFIG_HELP
 )
 def mcp_command(
@@ -76,33 +89,41 @@ def mcp_command(
     principal: str | None,
     agent: str,
     public_url: str | None,
+    upstream: tuple[str, ...],
+    policy_file: str | None,
     config: str | None,
 ) -> None:
     """Serve the MCP tools over stdio, acting for --principal."""
+    from signoff.cli._seal import seal_from_environment
+    from signoff.cli._serve import upstream_flags
     from signoff.gate._gate import Gate
     from signoff.mcp_server import create_mcp_server
     from signoff.store import open_store
 
-    flags = {
+    flags: dict[str, Any] = {
         "database_url": database_url,
         "demo": demo,
         "catalog": catalog,
+        "policy_file": policy_file,
         "public_url": public_url,
     }
+    flags["upstreams"] = upstream_flags(upstream, flags, config)
     settings = _settings(flags, config)
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
     token_key = settings.effective_token_key()
-    with _catalog(settings, persistent=True) as tools:
-        store = open_store(settings.database_url)
-        try:
-            gate = Gate(tools, store, token_key=token_key, audience=settings.audience)
-            # The page lives on `signoff serve`: its public URL, else its host and port.
-            public = settings.effective_public_url()
-            server = create_mcp_server(gate, identity, public_url=public)
-            # stdout carries the protocol from here on; diagnostics go to stderr.
-            server.run("stdio")
-        finally:
-            store.close()
+    with _catalog(settings, persistent=True) as tools, ExitStack() as stack:
+        store = seal_from_environment(open_store(settings.database_url))
+        stack.callback(store.close)
+        if settings.upstreams:
+            from signoff.http._app import open_gateway
+
+            tools = stack.enter_context(open_gateway(settings, store)).catalog(tools)
+        gate = Gate(tools, store, token_key=token_key, audience=settings.audience)
+        # The page lives on `signoff serve`: its public URL, else its host and port.
+        public = settings.effective_public_url()
+        server = create_mcp_server(gate, identity, public_url=public)
+        # stdout carries the protocol from here on; diagnostics go to stderr.
+        server.run("stdio")
 
 
 def _settings(flags: dict[str, Any], config: str | None) -> Settings:
@@ -130,15 +151,19 @@ def _identity(principal: str | None, agent: str) -> StaticIdentity:
 @contextmanager
 def _catalog(settings: Settings, *, persistent: bool = False) -> Iterator[Catalog]:
     """The demo catalog (shop next to the database, or a throwaway one) or the configured one."""
+    from signoff.catalog._catalog import Catalog
     from signoff.demo import DemoShop, demo_catalog
     from signoff.http._catalog import load_catalog, open_demo
     from signoff.http._settings import SettingsError
 
     if not settings.demo:
+        if settings.catalog is None and settings.upstreams:
+            yield Catalog()
+            return
         if settings.catalog is None:
             raise SettingsError(
-                "no tools named — pass --demo for the demo catalog, or --catalog MODULE:FACTORY "
-                "(env SIGNOFF_CATALOG) for yours"
+                "no tools named — pass --demo for the demo catalog, --catalog MODULE:FACTORY "
+                "(env SIGNOFF_CATALOG) for yours, or --upstream NAME=… for an MCP server's"
             )
         yield load_catalog(settings)
         return

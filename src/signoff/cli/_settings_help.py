@@ -24,6 +24,8 @@ SERVE_FLAGS = {
     "log_format": "--log-format",
     "public_url": "--public-url",
     "reconcile_interval_seconds": "--reconcile-interval",
+    "upstreams": "--upstream",
+    "policy_file": "--policy",
 }
 
 

@@ -178,5 +178,6 @@ class RefundOrder(WriteTool[RefundArgs]):
 
 def demo_catalog(shop: DemoShop, provider: RefundProvider | None = None) -> Catalog:
     from signoff.demo._note_tool import AddOrderNote  # low risk, confirmable in-band (MCP form)
+    from signoff.demo._suspend_tool import SuspendAccount  # time arguments (PROTOCOL rule 2)
 
-    return Catalog([RefundOrder(shop, provider), AddOrderNote(shop)])
+    return Catalog([RefundOrder(shop, provider), AddOrderNote(shop), SuspendAccount(shop)])

@@ -13,6 +13,7 @@ from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.catalog._types import Clarification, Preview
 from signoff.exceptions import ClarificationNeeded, InvalidRequest
 from signoff.gate._context import GateContext, log
+from signoff.gate._policy import confirmed
 from signoff.store._sql import audit_entry
 
 MAX_RATIONALE = 4000
@@ -29,6 +30,8 @@ def propose(
     tool = ctx.catalog.get(tool_name)
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         raise InvalidRequest(f"rationale longer than {MAX_RATIONALE} characters")
+    # The tool sees the roles the directory grants now, not merely what the token claims.
+    principal = confirmed(principal, ctx.directory)
     normalized = tool.normalize(tool.parse(raw_args), principal)
     if isinstance(normalized, Clarification):
         raise ClarificationNeeded(normalized.question, tool=tool.name, field=normalized.field)
@@ -54,8 +57,11 @@ def propose(
         state={
             "summary": state.summary,
             "beneficiary": state.beneficiary,
-            # The roles the read step saw; approve reads the state again as this requester.
+            # The roles the read step saw (token and directory); every later step reads as
+            # this requester again and requires each of them to hold still (rule 11).
             "requester_roles": sorted(principal.roles),
+            # A person is (issuer, subject): only the same provider's tokens act as them.
+            "requester_issuer": principal.issuer,
         },
         risk=risk,
         policy=policy.to_dict(),
@@ -85,11 +91,17 @@ def propose(
             "policy": proposal.policy,
             "preview_digest": _digest_of(proposal.preview.to_dict()),
             "expires_at": to_micros(proposal.expires_at),
+            **_issuer_of(principal),
         },
     )
     ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)
     log.info("proposal %s created for %s", proposal.proposal_id, proposal.tool)
     return proposal
+
+
+def _issuer_of(principal: Principal) -> dict[str, str]:
+    """The identity provider that vouched for the caller, when a token named one."""
+    return {} if principal.issuer is None else {"issuer": principal.issuer}
 
 
 def _digest_of(value: Any) -> str:

@@ -18,6 +18,7 @@ from signoff import __version__
 from signoff.demo import demo_catalog
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
+from signoff.gateway import Gateway, load_gateway_policy
 from signoff.http import (
     _audit,
     _deliveries,
@@ -30,7 +31,8 @@ from signoff.http import (
     _system,
     _well_known,
 )
-from signoff.http._catalog import load_catalog, open_demo
+from signoff.http._body import RequestText
+from signoff.http._catalog import native_catalog, open_demo
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
@@ -41,6 +43,7 @@ from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
 from signoff.http._resource import public_url_of
+from signoff.http._server_protocol import DeadlineH11Protocol
 from signoff.http._settings import Settings
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
@@ -82,7 +85,12 @@ def create_app(
     )
     app.add_middleware(HeadAsGet)
     install_problem_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestText)  # inside the body limit: reads at most max_body_bytes
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        read_seconds=settings.request_read_seconds,
+    )
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
     for module in (
@@ -127,6 +135,7 @@ def _build_state(
 ) -> AppState:
     closers: list[Callable[[], None]] = []
     lifespans: list[LifespanFactory] = []
+    metrics = Metrics()
     try:
         if gate is None:
             settings.check()
@@ -135,13 +144,17 @@ def _build_state(
             if settings.demo and demo is None:
                 demo = open_demo(settings)
                 closers.append(demo.shop.close)
-            catalog = demo_catalog(demo.shop, demo.provider) if demo else load_catalog(settings)
+            catalog = demo_catalog(demo.shop, demo.provider) if demo else native_catalog(settings)
+            if settings.upstreams:
+                gateway = open_gateway(settings, store)
+                closers.append(gateway.close)
+                catalog = gateway.catalog(catalog)
             gate = Gate(
                 catalog,
                 store,
                 token_key=settings.effective_token_key(),
                 audience=settings.audience,
-                proof=gate_proof(settings),
+                proof=gate_proof(settings, on_refusal=metrics.signer_refused),
                 directory=role_directory(settings, store),
                 surfaces=settings.effective_surfaces(),
             )
@@ -153,7 +166,7 @@ def _build_state(
             close()
         raise
     return AppState(
-        settings, gate, authenticator, Metrics(), demo, lifespans=lifespans, closers=closers
+        settings, gate, authenticator, metrics, demo, lifespans=lifespans, closers=closers
     )
 
 
@@ -183,6 +196,12 @@ async def _reconciling(gate: Gate, settings: Settings) -> AsyncIterator[None]:
         loop.stop()
 
 
+def open_gateway(settings: Settings, store: Store | None) -> Gateway:
+    """Connect to the configured upstream MCP servers (docs/GATEWAY.md); all or no start."""
+    policy = load_gateway_policy(settings.policy_file)
+    return Gateway(settings.upstreams, policy, store=store).start()
+
+
 CONFIG_ENV = "SIGNOFF_CONFIG"
 
 
@@ -199,4 +218,6 @@ def app_from_environment() -> FastAPI:
 
     settings = load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV))
     configure_logging(settings.log_level, settings.log_format)
+    # This worker's connections: a request head gets the same deadline as its body.
+    DeadlineH11Protocol.read_seconds = float(settings.request_read_seconds)
     return create_app(settings)

@@ -35,6 +35,13 @@ def open_demo(settings: Settings) -> DemoObjects:
     return DemoObjects(shop=shop, provider=RefundProvider(shop))
 
 
+def native_catalog(settings: Settings) -> Catalog:
+    """The configured tools; none when only upstream MCP servers are served."""
+    if settings.catalog is None and settings.upstreams:
+        return Catalog()
+    return load_catalog(settings)
+
+
 def load_catalog(settings: Settings) -> Catalog:
     """``SIGNOFF_CATALOG``: a Catalog, or a no-argument factory returning one."""
     if settings.catalog is None:

@@ -88,7 +88,7 @@ async def decide(
         retyped=None if chosen.retyped is None else dict(chosen.retyped),
     )
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
-    return DecisionView(proposal=ProposalView.of(result.proposal), duplicate=result.duplicate)
+    return DecisionView.of(result)
 
 
 @router.get(

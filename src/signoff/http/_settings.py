@@ -27,6 +27,7 @@ from pydantic_settings import (
 
 from signoff._paths import default_database_url
 from signoff.exceptions import ConfigurationError, SigningKeyError
+from signoff.gateway._config import UpstreamSpec, parse_upstreams
 from signoff.http._settings_values import (
     PUBLIC_ALGORITHMS,
     PublicKey,
@@ -122,6 +123,10 @@ class Settings(BaseSettings):
     ] = Field((), description="`ALG:path.pem[#kid],…` (RS256, PS256, ES256, EdDSA).")
     jwt_jwks_file: Path | None = Field(None, description="A JWK set file of public keys.")
     jwt_leeway_seconds: Seconds = Field(30, description="Clock leeway for `exp`/`nbf`.")
+    jwt_tenants: Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_names)] = Field(
+        (),
+        description="Tenants the `SIGNOFF_JWT_*` issuer may name, comma-separated; empty: any.",
+    )
     issuers: Annotated[tuple[IssuerConfig, ...], NoDecode, BeforeValidator(parse_issuers)] = Field(
         (),
         description="Trusted identity providers: `[[signoff.issuers]]` tables, or a JSON "
@@ -129,6 +134,11 @@ class Settings(BaseSettings):
     )
     max_body_bytes: Annotated[int, Field(ge=1)] = Field(
         64 * 1024, description="Largest request body accepted."
+    )
+    request_read_seconds: Annotated[int, Field(ge=1, le=600)] = Field(
+        10,
+        description="Seconds a client has to send a request's headers, and then its body; "
+        "slower connections are answered 408 and closed.",
     )
     log_level: Annotated[
         Literal["critical", "error", "warning", "info", "debug"], BeforeValidator(lower)
@@ -154,8 +164,19 @@ class Settings(BaseSettings):
     token_form_tools: Annotated[
         tuple[tuple[str, TokenFormSetting], ...], NoDecode, BeforeValidator(parse_tool_forms)
     ] = Field((), description="`tool=signed,…`: the token form of particular tools.")
-    log_name: LogName = Field(
-        "signoff", description="The audit log's name in checkpoint origins: `<log name>/<tenant>`."
+    log_name: LogName | None = Field(
+        None,
+        description="The audit log's name in checkpoint origins, `<log name>/<tenant>`; globally"
+        " unique [default: the public URL's host and path, else the key file's own name].",
+    )
+    signer_state: Path | None = Field(
+        None,
+        description="The signer's state directory, what it signed last per log, never in the"
+        " database [default: `<signing keys file>.state`].",
+    )
+    witnesses: str | None = Field(
+        None,
+        description='Witnesses that cosign each checkpoint: `[{"url": …, "vkey": …}]` (JSON).',
     )
     checkpoint_events: Annotated[int, Field(ge=1)] = Field(
         64, description="Checkpoint a tenant's audit log after this many new events."
@@ -166,6 +187,12 @@ class Settings(BaseSettings):
     )
     log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
         "text", description="`json`: one JSON object per line, with the request id."
+    )
+    metrics_token: Annotated[str | None, StringConstraints(min_length=32)] = Field(
+        None,
+        repr=False,
+        description="Bearer token a Prometheus scraper presents to `/metrics` (>= 32 "
+        "characters); without it only a person holding `signoff_admin` may read it.",
     )
     proposal_rate_limit: Annotated[str | None, BeforeValidator(parse_rate)] = Field(
         "600/minute", description="Proposals per agent and tenant, e.g. `60/minute`; `off`."
@@ -187,6 +214,19 @@ class Settings(BaseSettings):
             description="Where decisions may come from: `page`, `api` (no client), `mcp`, "
             "client ids (`azp`), comma-separated; empty: any.",
         )
+    )
+
+    upstreams: Annotated[tuple[UpstreamSpec, ...], NoDecode, BeforeValidator(parse_upstreams)] = (
+        Field(
+            (),
+            description="Upstream MCP servers to stand in front of: a JSON object of NAME → "
+            "command, URL or table; `--upstream NAME=…` adds one (docs/GATEWAY.md).",
+        )
+    )
+    policy_file: Path | None = Field(
+        None,
+        description="The policy file (TOML); its `[upstreams]` tables classify upstream tools "
+        "(docs/GATEWAY.md).",
     )
 
     ALIASES: ClassVar[dict[str, str]] = {"db": "database_url", "database": "database_url"}
@@ -274,7 +314,7 @@ class Settings(BaseSettings):
             gaps.append(_MISSING["jwt_issuer"])
         if not own_key and not self.issuers:
             gaps.append(_MISSING["jwt_key"])
-        if self.catalog is None and not self.demo:
+        if self.catalog is None and not self.demo and not self.upstreams:
             gaps.append(_MISSING["catalog"])
         return gaps
 
@@ -295,13 +335,17 @@ class Settings(BaseSettings):
                         "public_keys": self.jwt_public_keys,
                         "jwks_file": self.jwt_jwks_file,
                         "leeway_seconds": self.jwt_leeway_seconds,
+                        "tenants": self.jwt_tenants,
                         "discovery": False,
                     }
                 )
             )
         if not own and not self.issuers:
             raise SettingsError(_MISSING["jwt_key"])
-        return identity_config([*own, *self.issuers])
+        # Each provider vouches for its own tenants only; with --demo the public demo
+        # key can name any tenant anyway, so the binding would protect nothing there.
+        bound = () if self.demo else self.issuers
+        return identity_config([*own, *self.issuers], providers=bound)
 
     def check(self) -> Settings:
         """Refuse to start with settings that cannot serve safely (all gaps at once)."""
@@ -321,7 +365,7 @@ _MISSING = {
     "jwt_issuer": "SIGNOFF_JWT_ISSUER is required outside --demo",
     "jwt_key": "no JWT verification key: set SIGNOFF_ISSUERS, SIGNOFF_JWT_PUBLIC_KEYS, "
     "SIGNOFF_JWT_JWKS_FILE or (development) SIGNOFF_JWT_HS256_SECRET",
-    "catalog": "SIGNOFF_CATALOG (module:factory) is required outside --demo",
+    "catalog": "SIGNOFF_CATALOG (module:factory) or SIGNOFF_UPSTREAMS is required outside --demo",
     "signing_keys": "signed tokens need SIGNOFF_SIGNING_KEYS_FILE (`signoff keys generate`)",
 }
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from signoff._clock import from_micros
 from signoff._model import (
     DecisionKind,
+    DecisionResult,
     Execution,
     ExecutionStatus,
     Principal,
@@ -129,11 +130,36 @@ class ProposalList(View):
 
 
 class DecisionView(View):
-    """A person's decision. The confirmation token is never in it (PROTOCOL rule 12): the
-    requesting principal picks it up from ``/v1/proposals/{id}/confirmation-token``."""
+    """A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
+    same ``audit_id``, ``action_id``, ``status`` and ``version``; ``tool_status`` and
+    ``proposal`` say where things stand now. The confirmation token is never in it
+    (PROTOCOL rule 12): the requesting principal picks it up from
+    ``/v1/proposals/{id}/confirmation-token``."""
 
-    proposal: ProposalView
+    audit_id: str = Field(
+        description="The decision's audit event, <tenant>:<seq> (its seq in GET /v1/audit)"
+    )
+    action_id: str = Field(description="The business action decided on; the same on replays")
+    status: str = Field(description="The proposal's status as this decision left it")
+    version: int = Field(description="The proposal's version as this decision left it")
+    tool_status: str = Field(
+        description="not_started until the requester executes, then the execution's status "
+        "(running, succeeded, failed_retryable, failed_terminal, unknown, needs_attention)"
+    )
     duplicate: bool = Field(description="True when this Idempotency-Key was answered before")
+    proposal: ProposalView = Field(description="The proposal as it is now")
+
+    @classmethod
+    def of(cls, result: DecisionResult) -> DecisionView:
+        return cls(
+            audit_id=result.audit_id,
+            action_id=result.action_id,
+            status=result.status.value,
+            version=result.version,
+            tool_status=result.tool_status,
+            duplicate=result.duplicate,
+            proposal=ProposalView.of(result.proposal),
+        )
 
 
 class InboxView(View):
@@ -198,6 +224,24 @@ class ExecutionView(View):
         )
 
 
+class ItemStatus(enum.StrEnum):
+    """Where one item of a batch ended (a named schema for generators)."""
+
+    SUCCEEDED = "succeeded"
+    FAILED_RETRYABLE = "failed_retryable"
+    FAILED_TERMINAL = "failed_terminal"
+
+
+class ItemView(View):
+    """One item of a batch, reported on its own (its own outcome, key and reference)."""
+
+    resource: str = Field(description="The item's resource, e.g. order:ord_5001")
+    request_key: str = Field(description="The key the provider received for this item")
+    status: ItemStatus
+    provider_reference: str | None
+    error_code: str | None
+
+
 class ReceiptView(View):
     execution_id: str
     proposal_id: str
@@ -209,6 +253,11 @@ class ReceiptView(View):
     provider_reference: str | None
     approvers: list[str]
     completed_at: datetime | None
+    items: list[ItemView] = Field(
+        default_factory=list,
+        description="A batch: every item's outcome, request key and provider reference; "
+        "failed items are reported on their own (empty for a single write)",
+    )
 
     @classmethod
     def of(cls, receipt: Receipt) -> ReceiptView:
@@ -223,6 +272,7 @@ class ReceiptView(View):
             provider_reference=receipt.provider_reference,
             approvers=list(receipt.approvers),
             completed_at=receipt.completed_at,
+            items=[ItemView.model_validate(item.to_dict()) for item in receipt.items],
         )
 
 
@@ -277,6 +327,8 @@ class AuditEventView(View):
 
 class AuditLog(View):
     events: list[AuditEventView]
+    next_after: int | None = None
+    """The ``after`` of the next page; None on the last one."""
 
 
 class WhoAmI(View):

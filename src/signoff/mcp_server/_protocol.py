@@ -43,15 +43,19 @@ def serve_only_tools(server: MCPServer) -> MCPServer:
 
 
 class UnknownToolIsAnError:
-    """``tools/call`` of a name the server does not list: a JSON-RPC error, nothing run."""
+    """``tools/call`` of a name the server does not list (now: a gateway's listing may
+    change): a JSON-RPC error, nothing run."""
 
-    def __init__(self, names: frozenset[str]) -> None:
-        self.names = names
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Result:
         if ctx.method == "tools/call" and ctx.request_id is not None:
             params = ctx.params if isinstance(ctx.params, dict) else {}
             name = params.get("name")
-            if isinstance(name, str) and name not in self.names:
+            if isinstance(name, str) and name not in await self._listed():
                 raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         return await call_next(ctx)
+
+    async def _listed(self) -> set[str]:
+        return {tool.name for tool in await self.server.list_tools()}

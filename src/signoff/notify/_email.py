@@ -16,6 +16,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from typing import Protocol
 
+from signoff._text import visible
 from signoff.notify._channel import DeliveryFailed, EventFilter
 from signoff.notify._events import PROPOSAL_AWAITING, Notification
 
@@ -95,7 +96,12 @@ class EmailChannel:
         if not to:
             # Nobody to tell is not a delivery: it stays visible as dead, with the reason.
             raise DeliveryFailed(f"no address for who may decide in {notification.tenant}")
-        message = compose(notification, sender=self.sender, to=to, now=now)
+        try:
+            message = compose(notification, sender=self.sender, to=to, now=now)
+        except (ValueError, TypeError) as exc:
+            # A header the mail library refuses (a line break, a bad address) is a failed
+            # delivery, retried and then dead-lettered — never a row stuck in the queue.
+            raise DeliveryFailed(f"the message could not be composed: {exc}") from exc
         try:
             with smtplib.SMTP(self.host, self.port, timeout=self._timeout) as smtp:
                 if self._starttls:
@@ -103,7 +109,7 @@ class EmailChannel:
                 if self._login[0] is not None:
                     smtp.login(self._login[0], self._login[1] or "")
                 smtp.send_message(message)
-        except (OSError, smtplib.SMTPException) as exc:
+        except (OSError, ValueError, smtplib.SMTPException) as exc:
             raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from exc
 
     def close(self) -> None:
@@ -114,7 +120,9 @@ def compose(
     notification: Notification, *, sender: str, to: list[str], now: datetime
 ) -> EmailMessage:
     data = notification.data
-    title = data.get("title") or data.get("tool") or "a write operation"
+    # Text that reached signoff from outside is shown, never obeyed: bidirectional overrides
+    # and line breaks become visible (⟨U+202E⟩), as on the page; no header can be broken.
+    title = visible(data.get("title") or data.get("tool") or "a write operation")
     message = EmailMessage()
     message["Subject"] = _subject(notification.event_type, str(title))
     message["From"] = sender
@@ -124,14 +132,15 @@ def compose(
     lines = [
         f"{title}",
         "",
-        f"Requested by {data.get('requester', 'someone')} in {notification.tenant}.",
-        f"Decision needed from: {data.get('required_role') or 'the requester'}.",
+        f"Requested by {visible(data.get('requester', 'someone'))} in "
+        f"{visible(notification.tenant)}.",
+        f"Decision needed from: {visible(data.get('required_role') or 'the requester')}.",
         "Open the confirmation page to see every value and decide before "
         f"{data.get('expires_at')}:",
         "",
         f"  {notification.page_url}",
         "",
-        f"Proposal {data.get('proposal_id')} · event {notification.event_id}",
+        f"Proposal {visible(data.get('proposal_id'))} · event {notification.event_id}",
         "This message carries no confirmation and no secret; deciding happens on the page.",
     ]
     message.set_content("\n".join(lines))

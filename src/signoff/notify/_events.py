@@ -2,9 +2,11 @@
 
 A notification is built from one audit event and the proposal it is about,
 read from the store when it is sent; ``proposal_status`` is the status as of
-the event. It carries ids, statuses, the tool, the preview's title, the role
-that may decide, the deadline and a link to the confirmation page — never a
-token, a token hash or the arguments.
+the event. It carries ids, statuses, the tool, a title naming only the tool,
+the role that may decide, the deadline and a link to the confirmation page —
+never a token, a token hash or the arguments. The preview's own title is left
+out: a tool writes it from the arguments (the recipient of an e-mail, the
+amount of a refund).
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ def status_at(event: AuditEvent, recorded: dict[str, Any]) -> str | None:
     return status if isinstance(status, str) else None
 
 
+def title_of(tool: str) -> str:
+    """What a notification calls the operation: its tool, never text built from arguments."""
+    return f"a {tool} request"
+
+
 def event_type_of(kind: str) -> str | None:
     """The notification type of an audit event kind, or ``None`` when it is not one."""
     return _BY_KIND.get(kind)
@@ -124,7 +131,7 @@ def notification(
         role = proposal.required_role
         data.update(
             tool=proposal.tool,
-            title=proposal.preview.title,
+            title=title_of(proposal.tool),
             proposal_status=status_at(event, recorded) or proposal.status.value,
             required_role=role,
             risk=proposal.risk.level.value,

@@ -18,6 +18,7 @@ from signoff.store._q_proposals import Circle, ProposalQueries
 from signoff.store._q_reads import StepReads
 from signoff.store._q_refusals import RefusalQueries
 from signoff.store._q_roles import RoleGrant, RoleQueries
+from signoff.store._q_sessions import SessionQueries
 from signoff.store._q_steps import (
     ConsumeWrite,
     DecisionWrite,
@@ -42,6 +43,7 @@ class SqlTransaction(
     RoleQueries,
     RefusalQueries,
     PasskeyQueries,
+    SessionQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
