@@ -14,7 +14,13 @@ PAGE_SURFACE = "page"
 """The surface name of the confirmation page; no identity token may claim it as its client."""
 MCP_SURFACE = "mcp"
 """The surface of in-band confirmation inside an MCP client (elicitation); reserved too."""
-RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE})
+SLACK_SURFACE = "slack"
+"""Decisions made with Slack buttons and modals (``signoff.channels``); reserved too."""
+TEAMS_SURFACE = "teams"
+"""Decisions made with Microsoft Teams Adaptive Cards (``signoff.channels``); reserved too."""
+CHAT_SURFACES = frozenset({SLACK_SURFACE, TEAMS_SURFACE})
+"""Surfaces where a person decides from a chat message: the policy's ``chat_max_risk`` applies."""
+RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE, *CHAT_SURFACES})
 
 
 @dataclass(frozen=True, slots=True)

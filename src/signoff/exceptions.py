@@ -17,6 +17,7 @@
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
         │   └── UnknownTool
         ├── NotAuthenticated          identity missing or invalid            (401)
+        │   └── InvalidChatSignature  a chat platform's request signature wrong or stale
         ├── Forbidden                                                        (403)
         │   ├── NotEntitled           approver lacks the role the policy asks
         │   ├── SeparationOfDuties    agent, requester or beneficiary may not approve
@@ -25,8 +26,10 @@
         │   ├── AudienceMismatch      token meant for another executor
         │   ├── SurfaceNotAllowed     decision from a client system the policy does not list
         │   ├── DeviceSignatureRequired  the policy asks for the approver's passkey
-        │   └── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
+        │   ├── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
+        │   └── NotLinked             a chat user no explicit link names as a signoff person
         ├── NotFound                  no such id in the caller's tenant      (404)
+        │   └── LinkCodeInvalid       a chat link code unknown, used or expired
         ├── Conflict                                                         (409)
         │   ├── VersionConflict       expected_version is stale
         │   ├── InvalidState          proposal is not in a state that allows this
@@ -286,3 +289,21 @@ class DeviceSignatureInvalid(Forbidden):
     """The assertion is for another decision, replayed (counter), or from an unknown key."""
 
     code = "device_signature_invalid"
+
+
+class NotLinked(Forbidden):
+    """A chat user (Slack, Teams) is not linked to a signoff identity; display names never are."""
+
+    code = "not_linked"
+
+
+class LinkCodeInvalid(NotFound):
+    """A one-time chat link code that is unknown, already used or expired."""
+
+    code = "link_code_invalid"
+
+
+class InvalidChatSignature(NotAuthenticated):
+    """A Slack or Teams request whose signature is missing, wrong, or older than allowed."""
+
+    code = "invalid_chat_signature"

@@ -40,6 +40,21 @@ class Risk:
         return cls(RiskLevel(data["level"]), tuple(data.get("reasons") or ()))
 
 
+DEFAULT_CHAT_MAX_RISK = "medium"
+"""Low and medium risk may be decided in a chat message unless a policy says otherwise."""
+RISK_ORDER = (RiskLevel.LOW, RiskLevel.MEDIUM, RiskLevel.HIGH, RiskLevel.CRITICAL)
+
+
+def within_risk(level: RiskLevel | str, ceiling: RiskLevel | str) -> bool:
+    """Whether ``level`` is at most ``ceiling`` (low < medium < high < critical)."""
+    return RISK_ORDER.index(RiskLevel(level)) <= RISK_ORDER.index(RiskLevel(ceiling))
+
+
+def policy_chat_max_risk(policy: Mapping[str, Any]) -> RiskLevel:
+    """A recorded policy's ``chat_max_risk`` (the default when it was not recorded)."""
+    return RiskLevel(str(policy.get("chat_max_risk") or DEFAULT_CHAT_MAX_RISK))
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalPolicy:
     """Who may approve; never the agent's choice.
@@ -55,6 +70,9 @@ class ApprovalPolicy:
     ``device``: ``required`` — each approval is signed by the approver's
     passkey over this exact decision; ``or_retype`` — by the passkey when the
     approver has one, else re-typing suffices; ``none``.
+    ``chat_max_risk``: the highest risk level a chat surface (``slack``, ``teams``)
+    may decide; above it the message links to the page instead of offering buttons,
+    and the gate refuses a chat decision (``surface_not_allowed``).
     """
 
     role: str | None = None
@@ -66,8 +84,11 @@ class ApprovalPolicy:
     version: str = "1"
     surfaces: tuple[str, ...] = ()
     device: str = "none"
+    chat_max_risk: str = DEFAULT_CHAT_MAX_RISK
 
     def __post_init__(self) -> None:
+        if self.chat_max_risk not in set(RiskLevel):
+            raise ValueError("chat_max_risk is low, medium, high or critical")
         if self.device not in ("none", "required", "or_retype"):
             raise ValueError("device is none, required or or_retype")
         if self.role is None and not self.requester_confirms:
@@ -87,6 +108,11 @@ class ApprovalPolicy:
             "surfaces": list(self.surfaces),
             # Only when asked for, so policies without it keep their recorded form.
             **({"device": self.device} if self.device != "none" else {}),
+            **(
+                {"chat_max_risk": self.chat_max_risk}
+                if self.chat_max_risk != DEFAULT_CHAT_MAX_RISK
+                else {}
+            ),
         }
 
 

@@ -100,6 +100,11 @@ class Gate(GateReads):
     def directory(self) -> RoleDirectory | None:
         return self._ctx.directory
 
+    @property
+    def surfaces(self) -> tuple[str, ...]:
+        """The deployment's approval surfaces (rule 14); empty allows any."""
+        return self._ctx.surfaces
+
     def propose(
         self,
         principal: Principal,

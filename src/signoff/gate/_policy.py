@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from signoff._directory import ExplainingDirectory, RoleDirectory
-from signoff._model import DecisionKind, Principal, Proposal
+from signoff._model import CHAT_SURFACES, DecisionKind, Principal, Proposal
+from signoff.catalog._types import policy_chat_max_risk, within_risk
 from signoff.exceptions import (
     ApproverRevoked,
     NotEntitled,
@@ -39,6 +40,19 @@ def check_surface(proposal: Proposal, principal: Principal, deployment: Sequence
             surface=surface,
             allowed=sorted(allowed),
         )
+    if surface in CHAT_SURFACES and not chat_may_decide(proposal):
+        raise SurfaceNotAllowed(
+            f"a {proposal.risk.level.value}-risk proposal cannot be decided through {surface}; "
+            "open it on the confirmation page",
+            proposal_id=proposal.proposal_id,
+            surface=surface,
+            allowed=sorted(a for a in allowed if a not in CHAT_SURFACES),
+        )
+
+
+def chat_may_decide(proposal: Proposal) -> bool:
+    """Whether the proposal's risk is within its policy's ``chat_max_risk`` (default medium)."""
+    return within_risk(proposal.risk.level, policy_chat_max_risk(proposal.policy))
 
 
 def decision_step(

@@ -56,7 +56,7 @@ DEMO_TOKEN_KEY = hashlib.sha256(b"signoff demo: development token key, never pro
 DEMO_ISSUER = "signoff-demo"
 # The demo's approval surfaces (PROTOCOL rule 14): the page, the seed's legacy CRM,
 # in-band MCP, and tokens that name no client (so `signoff dev-token` works as shown).
-DEMO_SURFACES = ("api", "jdk8-crm", "mcp", "page")
+DEMO_SURFACES = ("api", "jdk8-crm", "mcp", "page", "slack", "teams")
 
 __all__ = [
     "DEMO_ISSUER",

@@ -11,7 +11,7 @@ from signoff.store._pg_functions import FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -213,6 +213,45 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # outcome) as one server-side function, the audit append and its hash with it, so a
     # step is one round trip (store/_pg_functions.py). SQLite runs the same steps in-process.
     6: tuple({"postgresql": function} for function in FUNCTIONS),
+    # Chat channels (Slack, Teams): which chat user is which signoff person (an explicit
+    # link: a one-time code completed on the page, or an admin's entry), the one-time codes
+    # (only their hash), and every copy of a proposal's message, so a decision updates all.
+    7: (
+        """CREATE TABLE channel_links (
+            channel TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            roles TEXT NOT NULL,
+            linked_by TEXT NOT NULL,
+            linked_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            PRIMARY KEY (channel, workspace, user_id)
+        )""",
+        "CREATE INDEX channel_links_by_person ON channel_links (tenant, subject)",
+        """CREATE TABLE channel_link_codes (
+            code_hash TEXT PRIMARY KEY,
+            channel TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT
+        )""",
+        """CREATE TABLE channel_messages (
+            channel TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            proposal_id TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            conversation TEXT NOT NULL,
+            message_ref TEXT NOT NULL,
+            recipient TEXT,
+            posted_at BIGINT NOT NULL,
+            PRIMARY KEY (channel, proposal_id, workspace, conversation)
+        )""",
+    ),
 }
 
 

@@ -9,6 +9,7 @@ Read Committed. Statements are written with ``?`` placeholders; a backend's
 from __future__ import annotations
 
 from signoff.store._q_audit import AuditEntry, AuditQueries, audit_entry
+from signoff.store._q_channels import ChannelLink, ChannelMessage, ChannelQueries, LinkCode
 from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
@@ -42,12 +43,15 @@ class SqlTransaction(
     RoleQueries,
     RefusalQueries,
     PasskeyQueries,
+    ChannelQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
 
 __all__ = [
     "AuditEntry",
+    "ChannelLink",
+    "ChannelMessage",
     "CheckpointRecord",
     "Circle",
     "Connection",
@@ -58,6 +62,7 @@ __all__ = [
     "Dialect",
     "IdempotencyRecord",
     "IssuedToken",
+    "LinkCode",
     "OutcomeWrite",
     "PasskeyRecord",
     "PremiseFailed",

@@ -1,0 +1,107 @@
+"""``SIGNOFF_CHANNELS_CONFIG``: the chat and push channels ``signoff serve`` runs, from TOML.
+
+Secrets are best named by environment variable (``*_env``); nothing here is
+ever logged. See docs/INTEGRATIONS.md for every setting.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from signoff.exceptions import ConfigurationError
+
+CONFIG_ENV = "SIGNOFF_CHANNELS_CONFIG"
+SLACK_API = "https://slack.com/api/"
+
+
+class ChannelsConfigError(ConfigurationError, ValueError):
+    """The channels configuration cannot be used; the message says what to fix."""
+
+    code = "invalid_channels_config"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def secret_of(name: str, value: str | None, env_name: str | None, env: Mapping[str, str]) -> str:
+    found = env.get(env_name) if env_name is not None else value
+    if not found:
+        raise ChannelsConfigError(f"{name}: set it in the file or name an environment variable")
+    return found
+
+
+class SlackWorkspace(_Strict):
+    team_id: str = Field(min_length=1, max_length=64)
+    tenant: str = Field(min_length=1, max_length=255)
+    bot_token: str | None = Field(None, repr=False)
+    bot_token_env: str | None = None
+
+
+class SlackConversation(_Strict):
+    """A channel where every proposal needing ``role`` in ``tenant`` is posted as well."""
+
+    team_id: str
+    tenant: str
+    role: str
+    channel: str
+
+
+class SlackConfig(_Strict):
+    signing_secret: str | None = Field(None, repr=False)
+    signing_secret_env: str | None = None
+    api_url: str = SLACK_API
+    """The Web API's base URL; a local stand-in in tests."""
+    workspaces: list[SlackWorkspace] = Field(min_length=1)
+    conversations: list[SlackConversation] = []
+    direct_messages: bool = True
+    """Message each linked person who may decide, in a direct message."""
+    max_attempts: int = Field(8, ge=1, le=100)
+    link_days: float = Field(30, gt=0, le=366)
+
+    def secret(self, env: Mapping[str, str]) -> str:
+        return secret_of("slack.signing_secret", self.signing_secret, self.signing_secret_env, env)
+
+    def tokens(self, env: Mapping[str, str]) -> dict[str, str]:
+        return {
+            w.team_id: secret_of(
+                f"slack bot_token of {w.team_id}", w.bot_token, w.bot_token_env, env
+            )
+            for w in self.workspaces
+        }
+
+    def tenants(self) -> dict[str, str]:
+        return {w.team_id: w.tenant for w in self.workspaces}
+
+
+class ChannelsConfig(_Strict):
+    interval_seconds: float = Field(1.0, gt=0, le=3600)
+    """How often the channels' notifier looks for new events to post or update."""
+    slack: SlackConfig | None = None
+
+
+def load_channels_config(path: str | Path) -> ChannelsConfig:
+    try:
+        with open(path, "rb") as file:
+            return ChannelsConfig.model_validate(tomllib.load(file))
+    except OSError as exc:
+        raise ChannelsConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ChannelsConfigError(f"{path} is not TOML: {exc}") from exc
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_url=False, include_input=False)
+        )
+        raise ChannelsConfigError(f"{path}: {problems}") from exc
+
+
+def config_from_environment(env: Mapping[str, str] | None = None) -> ChannelsConfig | None:
+    env = os.environ if env is None else env
+    path = env.get(CONFIG_ENV)
+    return None if not path else load_channels_config(path)

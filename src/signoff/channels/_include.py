@@ -1,0 +1,113 @@
+"""Attach the chat channels to ``signoff serve``: their signed endpoints and their notifier.
+
+``SIGNOFF_CHANNELS_CONFIG`` names the TOML file (docs/INTEGRATIONS.md). The
+channels' notifier runs in every worker (its deliveries are leased, so two
+workers never post one event twice at once) and follows the audit chain like
+``signoff notify`` does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, FastAPI
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from signoff.channels._config import ChannelsConfig, config_from_environment
+from signoff.channels._links import IdentityLinks
+from signoff.exceptions import MissingExtra
+from signoff.http._resource import public_url_of
+from signoff.http._state import AppState
+from signoff.notify import Channel, Notifier
+
+if TYPE_CHECKING:
+    from signoff.channels._slack import Slack
+
+
+@dataclass(slots=True)
+class Channels:
+    """What the extension built, on ``app.state.signoff_channels`` (tests drive it)."""
+
+    links: IdentityLinks
+    notifier: Notifier
+    slack: Slack | None = None
+    destinations: list[Channel] = field(default_factory=list)
+
+
+def include_channels(app: FastAPI, state: AppState) -> None:
+    """The ``EXTRAS`` entry: nothing unless ``SIGNOFF_CHANNELS_CONFIG`` names a file."""
+    config = config_from_environment()
+    if config is not None:
+        install_channels(app, state, config)
+
+
+def install_channels(
+    app: FastAPI,
+    state: AppState,
+    config: ChannelsConfig,
+    *,
+    env: Mapping[str, str] | None = None,
+    run_notifier: bool = True,
+) -> Channels:
+    env = os.environ if env is None else env
+    gate = state.gate
+    public_url = public_url_of(state.settings)
+    days = config.slack.link_days if config.slack is not None else 30.0
+    links = IdentityLinks(gate.store, gate.clock, link_ttl=timedelta(days=days))
+    app.state.signoff_links = links
+    destinations: list[Channel] = []
+    slack = None
+    router = APIRouter(include_in_schema=False)
+    if config.slack is not None:
+        slack_module = _extra("signoff.channels._slack", "slack")
+        slack = slack_module.Slack(gate, links, config.slack, public_url=public_url, env=env)
+        destinations.append(
+            slack_module.SlackChannel(slack, max_attempts=config.slack.max_attempts)
+        )
+        router.add_api_route("/slack/events", partial(_slack_events, slack), methods=["POST"])
+    app.include_router(router)
+    notifier = Notifier(gate.store, destinations, public_url=public_url, clock=gate.clock)
+    built = Channels(links, notifier, slack, destinations)
+    app.state.signoff_channels = built
+    if run_notifier and destinations:
+        state.add_lifespan(partial(_notifying, notifier, config.interval_seconds))
+    state.closers.append(notifier.close)
+    return built
+
+
+def _extra(module: str, extra: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtra(
+            f"the channels configuration uses {extra}: pip install 'signoff[{extra}]'"
+        ) from exc
+
+
+async def _slack_events(slack: Slack, request: Request) -> Response:
+    body = await request.body()
+    answer = await run_in_threadpool(slack.handle, body, dict(request.headers))
+    return Response(
+        status_code=answer.status,
+        content=answer.body,
+        headers=answer.first_headers_without_set_cookie(),
+    )
+
+
+@asynccontextmanager
+async def _notifying(notifier: Notifier, interval: float) -> AsyncIterator[None]:
+    notifier.start(interval=interval)
+    try:
+        yield
+    finally:
+        notifier.stop()

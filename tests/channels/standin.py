@@ -1,0 +1,113 @@
+"""Local stand-ins for the chat platforms' Web APIs on 127.0.0.1, recording what was sent.
+
+No Slack or Teams service is reachable from the test machines: signoff talks to
+these through the official SDKs (slack_sdk's ``WebClient(base_url=...)``, the
+Bot Framework's service URL), and the tests read what arrived.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict[str, Any]
+    authorization: str | None
+
+
+@dataclass
+class SlackStandIn:
+    """Answers Slack Web API methods like Slack would, and keeps each message's latest form."""
+
+    url: str = ""
+    calls: list[Call] = field(default_factory=list)
+    messages: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(
+        self, method: str, args: dict[str, Any], authorization: str | None
+    ) -> dict[str, Any]:
+        with self._lock:
+            self.calls.append(Call(method, args, authorization))
+            if method == "conversations.open":
+                users = args["users"]
+                user = users[0] if isinstance(users, list) else str(users).split(",")[0]
+                return {"ok": True, "channel": {"id": f"D{user}"}}
+            if method == "chat.postMessage":
+                ts = f"{next(self._ts)}.000100"
+                self.messages[(args["channel"], ts)] = args
+                return {"ok": True, "channel": args["channel"], "ts": ts}
+            if method == "chat.update":
+                key = (args["channel"], args["ts"])
+                if key not in self.messages:
+                    return {"ok": False, "error": "message_not_found"}
+                self.messages[key] = args
+                return {"ok": True, "channel": args["channel"], "ts": args["ts"]}
+            if method == "views.open":
+                return {"ok": True, "view": {"id": f"V{len(self.calls)}", **args["view"]}}
+            return {"ok": True}
+
+    def of(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def ephemeral_to(self, user: str) -> list[str]:
+        return [
+            str(c.args["text"]) for c in self.of("chat.postEphemeral") if c.args["user"] == user
+        ]
+
+
+def _decoded(body: bytes, content_type: str) -> dict[str, Any]:
+    if "json" in content_type:
+        return dict(json.loads(body or b"{}"))
+    args: dict[str, Any] = {}
+    for key, value in parse_qsl(body.decode(), keep_blank_values=True):
+        if key in ("blocks", "view", "users") and value.startswith(("[", "{")):
+            args[key] = json.loads(value)
+        else:
+            args[key] = value
+    return args
+
+
+@contextmanager
+def slack_standin() -> Iterator[SlackStandIn]:
+    standin = SlackStandIn()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            args = _decoded(self.rfile.read(length), self.headers.get("content-type") or "")
+            args.update(dict(parse_qsl(self.path.partition("?")[2])))
+            method = self.path.partition("?")[0].rsplit("/", 1)[-1]
+            body = json.dumps(
+                standin.answer(method, args, self.headers.get("authorization"))
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    standin.url = f"http://127.0.0.1:{server.server_address[1]}/api/"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield standin
+    finally:
+        server.shutdown()
+        server.server_close()
