@@ -111,3 +111,119 @@ def slack_standin() -> Iterator[SlackStandIn]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@dataclass
+class BotStandIn:
+    """The Bot Connector: its OpenID metadata and signing keys, and its REST API at the
+    service URL (activities posted and updated), recorded."""
+
+    url: str = ""
+    jwks: dict[str, Any] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    activities: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def metadata_url(self) -> str:
+        return f"{self.url}/openid"
+
+    @property
+    def service_url(self) -> str:
+        return f"{self.url}/service/"
+
+    def answer(
+        self, verb: str, path: str, body: dict[str, Any], authorization: str | None
+    ) -> tuple[int, dict[str, Any]]:
+        from urllib.parse import unquote
+
+        with self._lock:
+            if verb == "GET" and path == "/openid":
+                return 200, {
+                    "issuer": "https://api.botframework.com",
+                    "jwks_uri": f"{self.url}/keys",
+                }
+            if verb == "GET" and path == "/keys":
+                return 200, self.jwks
+            parts = [unquote(p) for p in path.split("/")]
+            # /service/v3/conversations/<id>/activities[/<activity id>]
+            if len(parts) >= 6 and parts[1:4] == ["service", "v3", "conversations"]:
+                conversation = parts[4]
+                self.calls.append(
+                    Call(
+                        f"{verb} activities", {**body, "conversation": conversation}, authorization
+                    )
+                )
+                if verb == "PUT":
+                    key = (conversation, parts[6])
+                    if key not in self.activities:
+                        return 404, {"error": {"code": "ActivityNotFound"}}
+                    self.activities[key] = body
+                    return 200, {"id": parts[6]}
+                activity_id = f"act-{next(self._ids)}"
+                self.activities[(conversation, activity_id)] = body
+                return 201, {"id": activity_id}
+            return 404, {}
+
+    def of(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def cards_in(self, conversation: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [
+                a["attachments"][0]["content"]
+                for (c, _), a in self.activities.items()
+                if c == conversation and a.get("attachments")
+            ]
+
+    def texts_to(self, conversation: str) -> list[str]:
+        with self._lock:
+            return [
+                str(c.args.get("text"))
+                for c in self.calls
+                if c.args.get("conversation") == conversation and c.args.get("text")
+            ]
+
+
+@contextmanager
+def bot_standin(jwks: dict[str, Any]) -> Iterator[BotStandIn]:
+    standin = BotStandIn(jwks=jwks)
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, verb: str) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            body = json.loads(raw) if raw else {}
+            status, answer = standin.answer(
+                verb, self.path.partition("?")[0], body, self.headers.get("authorization")
+            )
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._answer("GET")
+
+        def do_POST(self) -> None:
+            self._answer("POST")
+
+        def do_PUT(self) -> None:
+            self._answer("PUT")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    standin.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield standin
+    finally:
+        server.shutdown()
+        server.server_close()

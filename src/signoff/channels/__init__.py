@@ -1,4 +1,4 @@
-"""Approvals where people already work: Slack, with an explicit identity link per chat user.
+"""Approvals where people already work: Slack and Teams, each chat user linked explicitly.
 
 A chat message shows what the page shows (display and machine values, impact,
 risk, deadline, the rationale labelled untrusted) and offers buttons only where
@@ -16,6 +16,7 @@ from signoff.channels._config import (
     ChannelsConfig,
     ChannelsConfigError,
     SlackConfig,
+    TeamsConfig,
     load_channels_config,
 )
 from signoff.channels._deciding import Answer, ChatDecision, chat_key
@@ -24,6 +25,7 @@ from signoff.channels._links import IdentityLinks
 
 if TYPE_CHECKING:  # needs the `slack` extra (slack-bolt, slack-sdk): imported on first use
     from signoff.channels._slack import Slack, SlackChannel
+    from signoff.channels._teams import Teams, TeamsChannel
 
 __all__ = [
     "CONFIG_ENV",
@@ -38,6 +40,9 @@ __all__ = [
     "Slack",
     "SlackChannel",
     "SlackConfig",
+    "Teams",
+    "TeamsChannel",
+    "TeamsConfig",
     "build_card",
     "chat_key",
     "include_channels",

@@ -79,10 +79,62 @@ class SlackConfig(_Strict):
         return {w.team_id: w.tenant for w in self.workspaces}
 
 
+BOT_FRAMEWORK = "https://api.botframework.com"
+
+
+class TeamsTenant(_Strict):
+    """A Microsoft Entra tenant whose Teams users decide in one signoff tenant."""
+
+    aad_tenant_id: str = Field(min_length=1, max_length=64)
+    tenant: str = Field(min_length=1, max_length=255)
+
+
+class TeamsConversation(_Strict):
+    """A Teams channel (or group chat) where every proposal needing ``role`` is posted."""
+
+    aad_tenant_id: str
+    tenant: str
+    role: str
+    service_url: str
+    conversation_id: str
+
+
+class TeamsConfig(_Strict):
+    app_id: str = Field(min_length=1, description="The bot's Microsoft App ID.")
+    app_password: str | None = Field(None, repr=False)
+    app_password_env: str | None = None
+    app_tenant_id: str | None = None
+    """The app's own Entra tenant, for a single-tenant bot registration."""
+    credentials_factory: str | None = None
+    """``module:factory`` of a botframework ``ServiceClientCredentialsFactory`` (a certificate
+    or managed identity) instead of the app password."""
+    openid_metadata_url: str = "https://login.botframework.com/v1/.well-known/openidconfiguration"
+    """Where the Bot Connector's signing keys are published; a local stand-in in tests."""
+    token_issuer: str = BOT_FRAMEWORK
+    login_url: str = "https://login.microsoftonline.com/botframework.com"
+    oauth_scope: str = BOT_FRAMEWORK
+    oauth_url: str = "https://api.botframework.com"
+    tenants: list[TeamsTenant] = Field(min_length=1)
+    conversations: list[TeamsConversation] = []
+    direct_messages: bool = True
+    max_attempts: int = Field(8, ge=1, le=100)
+
+    def password(self, env: Mapping[str, str]) -> str | None:
+        if self.credentials_factory is not None and not (
+            self.app_password or self.app_password_env
+        ):
+            return None
+        return secret_of("teams.app_password", self.app_password, self.app_password_env, env)
+
+    def tenant_map(self) -> dict[str, str]:
+        return {t.aad_tenant_id: t.tenant for t in self.tenants}
+
+
 class ChannelsConfig(_Strict):
     interval_seconds: float = Field(1.0, gt=0, le=3600)
     """How often the channels' notifier looks for new events to post or update."""
     slack: SlackConfig | None = None
+    teams: TeamsConfig | None = None
 
 
 def load_channels_config(path: str | Path) -> ChannelsConfig:

@@ -11,6 +11,7 @@ a decided proposal says what happened instead of deciding again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from signoff._canonical import fingerprint
 from signoff._model import Decision, DecisionKind, DecisionResult, Principal, Proposal
@@ -23,7 +24,10 @@ from signoff.exceptions import (
     SignoffError,
     VersionConflict,
 )
-from signoff.gate._gate import Gate
+from signoff.store._sql import ChannelLink
+
+if TYPE_CHECKING:
+    from signoff import Gate
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +123,14 @@ def describe(proposal: Proposal) -> str:
         return f"it is {status}"
     verb = "approved" if last.kind is DecisionKind.APPROVE else "rejected"
     return f"{last.approver} {verb} it at {when(last.decided_at)}; it is {status}"
+
+
+def may_decide(gate: Gate, link: ChannelLink, proposal: Proposal) -> bool:
+    """Whether the linked person is one who may decide: told of it, checked again on click."""
+    if link.subject == proposal.requester_subject:
+        return bool(proposal.policy.get("requester_confirms"))
+    role = proposal.required_role
+    if role is None or role not in link.roles:
+        return False
+    directory = gate.directory
+    return directory is None or directory.holds_role(link.tenant, link.subject, role)

@@ -9,7 +9,7 @@ workers never post one event twice at once) and follows the audit chain like
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from signoff.channels._config import ChannelsConfig, config_from_environment
 from signoff.channels._links import IdentityLinks
@@ -30,6 +30,7 @@ from signoff.notify import Channel, Notifier
 
 if TYPE_CHECKING:
     from signoff.channels._slack import Slack
+    from signoff.channels._teams import Teams
 
 
 @dataclass(slots=True)
@@ -39,6 +40,7 @@ class Channels:
     links: IdentityLinks
     notifier: Notifier
     slack: Slack | None = None
+    teams: Teams | None = None
     destinations: list[Channel] = field(default_factory=list)
 
 
@@ -56,7 +58,10 @@ def install_channels(
     *,
     env: Mapping[str, str] | None = None,
     run_notifier: bool = True,
+    teams_credentials: Any = None,
 ) -> Channels:
+    """Build the configured channels; ``teams_credentials`` replaces the Entra ID token
+    source (a ``ServiceClientCredentialsFactory``; tests use a stand-in)."""
     env = os.environ if env is None else env
     gate = state.gate
     public_url = public_url_of(state.settings)
@@ -72,10 +77,25 @@ def install_channels(
         destinations.append(
             slack_module.SlackChannel(slack, max_attempts=config.slack.max_attempts)
         )
-        router.add_api_route("/slack/events", partial(_slack_events, slack), methods=["POST"])
+        router.add_api_route("/slack/events", _slack_route(slack), methods=["POST"])
+    teams = None
+    if config.teams is not None:
+        teams_module = _extra("signoff.channels._teams", "teams")
+        teams = teams_module.Teams(
+            gate,
+            links,
+            config.teams,
+            public_url=public_url,
+            env=env,
+            credentials=teams_credentials,
+        )
+        destinations.append(
+            teams_module.TeamsChannel(teams, max_attempts=config.teams.max_attempts)
+        )
+        router.add_api_route("/teams/messages", _teams_route(teams), methods=["POST"])
     app.include_router(router)
     notifier = Notifier(gate.store, destinations, public_url=public_url, clock=gate.clock)
-    built = Channels(links, notifier, slack, destinations)
+    built = Channels(links, notifier, slack, teams, destinations)
     app.state.signoff_channels = built
     if run_notifier and destinations:
         state.add_lifespan(partial(_notifying, notifier, config.interval_seconds))
@@ -94,14 +114,28 @@ def _extra(module: str, extra: str) -> Any:
         ) from exc
 
 
-async def _slack_events(slack: Slack, request: Request) -> Response:
-    body = await request.body()
-    answer = await run_in_threadpool(slack.handle, body, dict(request.headers))
-    return Response(
-        status_code=answer.status,
-        content=answer.body,
-        headers=answer.first_headers_without_set_cookie(),
-    )
+def _slack_route(slack: Slack) -> Callable[[Request], Awaitable[Response]]:
+    async def slack_events(request: Request) -> Response:
+        body = await request.body()
+        answer = await run_in_threadpool(slack.handle, body, dict(request.headers))
+        return Response(
+            status_code=answer.status,
+            content=answer.body,
+            headers=answer.first_headers_without_set_cookie(),
+        )
+
+    return slack_events
+
+
+def _teams_route(teams: Teams) -> Callable[[Request], Awaitable[Response]]:
+    async def teams_messages(request: Request) -> Response:
+        body = await request.body()
+        answer = await teams.handle(body, request.headers.get("authorization"))
+        if answer is None:
+            return Response(status_code=200)
+        return JSONResponse(answer.body, status_code=answer.status)
+
+    return teams_messages
 
 
 @asynccontextmanager

@@ -31,7 +31,7 @@ from slack_sdk.signature import SignatureVerifier
 from signoff._clock import Clock, to_micros
 from signoff._model import SLACK_SURFACE, DecisionKind, Principal, Proposal, ProposalStatus
 from signoff.channels._card import Card, build_card
-from signoff.channels._deciding import ChatDecision, chat_key, decide, describe
+from signoff.channels._deciding import ChatDecision, chat_key, decide, describe, may_decide
 from signoff.channels._links import IdentityLinks
 from signoff.channels._slack_blocks import (
     APPROVE,
@@ -52,7 +52,7 @@ from signoff.channels._slack_blocks import (
 )
 from signoff.exceptions import InvalidChatSignature, NotLinked, SignoffError
 from signoff.notify import DeliveryFailed, EventFilter, Notification
-from signoff.store._sql import ChannelLink, ChannelMessage
+from signoff.store._sql import ChannelMessage
 
 if TYPE_CHECKING:
     from signoff import Gate
@@ -313,7 +313,7 @@ class Slack:
         teams = [t for t, tenant in self.tenants.items() if tenant == proposal.tenant]
         if self.config.direct_messages:
             for link in self.links.links(proposal.tenant, channel=SLACK_SURFACE):
-                if link.workspace in teams and self._may_decide(link, proposal):
+                if link.workspace in teams and may_decide(self.gate, link, proposal):
                     yield link.workspace, link.user_id, link.user_id
         for conversation in self.config.conversations:
             if (
@@ -322,15 +322,6 @@ class Slack:
                 and conversation.role == proposal.required_role
             ):
                 yield conversation.team_id, conversation.channel, None
-
-    def _may_decide(self, link: ChannelLink, proposal: Proposal) -> bool:
-        if link.subject == proposal.requester_subject:
-            return bool(proposal.policy.get("requester_confirms"))
-        role = proposal.required_role
-        if role is None or role not in link.roles:
-            return False
-        directory = self.gate.directory
-        return directory is None or directory.holds_role(link.tenant, link.subject, role)
 
     def _record(
         self, proposal: Proposal, team: str, conversation: str, ts: str, recipient: str | None

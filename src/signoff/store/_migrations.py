@@ -215,7 +215,8 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     6: tuple({"postgresql": function} for function in FUNCTIONS),
     # Chat channels (Slack, Teams): which chat user is which signoff person (an explicit
     # link: a one-time code completed on the page, or an admin's entry), the one-time codes
-    # (only their hash), and every copy of a proposal's message, so a decision updates all.
+    # (only their hash), every copy of a proposal's message, so a decision updates all, and
+    # where a bot may reach a person (a Teams conversation reference, kept when they wrote).
     7: (
         """CREATE TABLE channel_links (
             channel TEXT NOT NULL,
@@ -250,6 +251,14 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
             recipient TEXT,
             posted_at BIGINT NOT NULL,
             PRIMARY KEY (channel, proposal_id, workspace, conversation)
+        )""",
+        """CREATE TABLE channel_conversations (
+            channel TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            reference TEXT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            PRIMARY KEY (channel, workspace, user_id)
         )""",
     ),
 }

@@ -172,3 +172,22 @@ class ChannelQueries(SqlBase):
             (channel, proposal_id),
         ).fetchall()
         return [ChannelMessage(*row) for row in rows]
+
+    def put_conversation(
+        self, channel: str, workspace: str, user_id: str, reference: str, now: int
+    ) -> None:
+        """Where the bot reaches this chat user (a Teams conversation reference, as JSON)."""
+        self.run(
+            "INSERT INTO channel_conversations (channel, workspace, user_id, reference, "
+            "updated_at) VALUES (?,?,?,?,?) ON CONFLICT (channel, workspace, user_id) "
+            "DO UPDATE SET reference = excluded.reference, updated_at = excluded.updated_at",
+            (channel, workspace, user_id, reference, now),
+        )
+
+    def conversation(self, channel: str, workspace: str, user_id: str) -> str | None:
+        row = self.run(
+            "SELECT reference FROM channel_conversations WHERE channel = ? AND workspace = ? "
+            "AND user_id = ?",
+            (channel, workspace, user_id),
+        ).fetchone()
+        return None if row is None else str(row[0])
