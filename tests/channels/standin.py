@@ -227,3 +227,109 @@ def bot_standin(jwks: dict[str, Any]) -> Iterator[BotStandIn]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@dataclass
+class Received:
+    endpoint: str
+    payload: dict[str, Any]
+    claims: dict[str, Any]
+    headers: dict[str, str]
+
+
+@dataclass
+class PushStandIn:
+    """A push service (RFC 8030) on 127.0.0.1 that checks the VAPID JWT (RFC 8292) against
+    the key in the request and decrypts the aes128gcm body (RFC 8291) with the subscriber's
+    private key, as the browser would, before accepting it."""
+
+    url: str = ""
+    subscribers: dict[str, tuple[Any, bytes]] = field(default_factory=dict)
+    received: list[Received] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    gone: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def subscribe(self, name: str) -> dict[str, Any]:
+        """What a browser's ``pushManager.subscribe`` returns (``toJSON()``)."""
+        import base64
+        import os
+
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        auth = os.urandom(16)
+        point = key.public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+        )
+        endpoint = f"{self.url}/push/{name}"
+        self.subscribers[endpoint] = (key, auth)
+
+        def b64(raw: bytes) -> str:
+            return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+        return {
+            "endpoint": endpoint,
+            "expirationTime": None,
+            "keys": {"p256dh": b64(point), "auth": b64(auth)},
+        }
+
+    def accept(self, endpoint: str, body: bytes, headers: dict[str, str]) -> int:
+        import base64
+        import time
+
+        import http_ece
+        import jwt
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        with self._lock:
+            if endpoint in self.gone or endpoint not in self.subscribers:
+                return 410
+            try:
+                scheme, _, params = headers["authorization"].partition(" ")
+                fields = dict(p.strip().split("=", 1) for p in params.split(","))
+                raw = base64.urlsafe_b64decode(fields["k"] + "=" * (-len(fields["k"]) % 4))
+                public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), raw)
+                claims = jwt.decode(fields["t"], public, algorithms=["ES256"], audience=self.url)
+                assert scheme == "vapid" and str(claims["sub"]).startswith("mailto:")
+                assert claims["exp"] <= time.time() + 24 * 3600
+                assert headers["content-encoding"] == "aes128gcm"
+                key, auth = self.subscribers[endpoint]
+                plain = http_ece.decrypt(
+                    body, private_key=key, auth_secret=auth, version="aes128gcm"
+                )
+                payload = json.loads(plain)
+            except Exception as exc:  # anything wrong is a refusal, recorded for the test
+                self.refused.append(f"{type(exc).__name__}: {exc}")
+                return 401
+            self.received.append(Received(endpoint, payload, claims, headers))
+            return 201
+
+
+@contextmanager
+def push_standin() -> Iterator[PushStandIn]:
+    standin = PushStandIn()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            status = standin.accept(f"{standin.url}{self.path}", body, headers)
+            self.send_response(status)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    standin.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield standin
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -130,11 +130,29 @@ class TeamsConfig(_Strict):
         return {t.aad_tenant_id: t.tenant for t in self.tenants}
 
 
+class WebPushConfig(_Strict):
+    """Web Push (VAPID) to the page installed as an app on a person's phone."""
+
+    vapid_private_key: str | None = Field(None, repr=False)
+    vapid_private_key_env: str | None = None
+    """The VAPID key (PEM, or base64url DER as `signoff channels vapid-keys` prints)."""
+    vapid_subject: str = Field(pattern=r"^(mailto:|https://)")
+    """Who runs this server, for the push service (``mailto:ops@example.com``)."""
+    ttl_seconds: int = Field(900, ge=0, le=86400)
+    max_attempts: int = Field(5, ge=1, le=100)
+
+    def private_key(self, env: Mapping[str, str]) -> str:
+        return secret_of(
+            "webpush.vapid_private_key", self.vapid_private_key, self.vapid_private_key_env, env
+        )
+
+
 class ChannelsConfig(_Strict):
     interval_seconds: float = Field(1.0, gt=0, le=3600)
     """How often the channels' notifier looks for new events to post or update."""
     slack: SlackConfig | None = None
     teams: TeamsConfig | None = None
+    webpush: WebPushConfig | None = None
 
 
 def load_channels_config(path: str | Path) -> ChannelsConfig:

@@ -10,6 +10,7 @@ a decided proposal says what happened instead of deciding again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -127,10 +128,19 @@ def describe(proposal: Proposal) -> str:
 
 def may_decide(gate: Gate, link: ChannelLink, proposal: Proposal) -> bool:
     """Whether the linked person is one who may decide: told of it, checked again on click."""
-    if link.subject == proposal.requester_subject:
+    return person_may_decide(gate, link.tenant, link.subject, link.roles, proposal)
+
+
+def person_may_decide(
+    gate: Gate, tenant: str, subject: str, roles: Iterable[str], proposal: Proposal
+) -> bool:
+    """The requester when they confirm; a holder of the role the directory still grants."""
+    if tenant != proposal.tenant:
+        return False
+    if subject == proposal.requester_subject:
         return bool(proposal.policy.get("requester_confirms"))
     role = proposal.required_role
-    if role is None or role not in link.roles:
+    if role is None or role not in set(roles):
         return False
     directory = gate.directory
-    return directory is None or directory.holds_role(link.tenant, link.subject, role)
+    return directory is None or directory.holds_role(tenant, subject, role)

@@ -29,6 +29,7 @@ from signoff.http._state import AppState
 from signoff.notify import Channel, Notifier
 
 if TYPE_CHECKING:
+    from signoff.channels._push import WebPush
     from signoff.channels._slack import Slack
     from signoff.channels._teams import Teams
 
@@ -41,6 +42,7 @@ class Channels:
     notifier: Notifier
     slack: Slack | None = None
     teams: Teams | None = None
+    push: WebPush | None = None
     destinations: list[Channel] = field(default_factory=list)
 
 
@@ -93,9 +95,15 @@ def install_channels(
             teams_module.TeamsChannel(teams, max_attempts=config.teams.max_attempts)
         )
         router.add_api_route("/teams/messages", _teams_route(teams), methods=["POST"])
+    push = None
+    if config.webpush is not None:
+        push_module = _extra("signoff.channels._push", "webpush")
+        push = push_module.WebPush(gate, config.webpush, public_url=public_url, env=env)
+        destinations.append(push_module.PushChannel(push))
+        app.state.signoff_push = push  # the page's /ui/notifications subscribes with its key
     app.include_router(router)
     notifier = Notifier(gate.store, destinations, public_url=public_url, clock=gate.clock)
-    built = Channels(links, notifier, slack, teams, destinations)
+    built = Channels(links, notifier, slack, teams, push, destinations)
     app.state.signoff_channels = built
     if run_notifier and destinations:
         state.add_lifespan(partial(_notifying, notifier, config.interval_seconds))

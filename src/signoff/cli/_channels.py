@@ -89,3 +89,14 @@ def list_links(url: str | None, tenant: str) -> None:
         roles = ",".join(x.roles) or "-"
         who = f"{x.channel}\t{x.workspace}/{x.user_id}\t{x.subject}"
         click.echo(f"{who}\t{roles}\tby {x.linked_by}\t{until}")
+
+
+@channels.command("vapid-keys")
+def vapid_keys() -> None:
+    """Print a new VAPID key pair for Web Push: the private key (keep it secret) and the
+    public application server key the browsers subscribe with."""
+    from signoff.channels._push import new_vapid_keys
+
+    private, public = new_vapid_keys()
+    click.echo(f"SIGNOFF_VAPID_PRIVATE_KEY={private}")
+    click.echo(f"# application server key (public): {public}")

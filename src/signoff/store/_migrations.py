@@ -11,7 +11,7 @@ from signoff.store._pg_functions import FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -260,6 +260,20 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
             updated_at BIGINT NOT NULL,
             PRIMARY KEY (channel, workspace, user_id)
         )""",
+    ),
+    # Web Push subscriptions of the page installed as an app (PWA): per person, with the
+    # roles their sign-in carried when they subscribed; the endpoint is the push service's.
+    8: (
+        """CREATE TABLE push_subscriptions (
+            endpoint TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            roles TEXT NOT NULL,
+            p256dh TEXT NOT NULL,
+            auth TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        )""",
+        "CREATE INDEX push_subscriptions_by_person ON push_subscriptions (tenant, subject)",
     ),
 }
 

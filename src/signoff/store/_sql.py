@@ -16,6 +16,7 @@ from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
 from signoff.store._q_passkeys import PasskeyQueries, PasskeyRecord
 from signoff.store._q_proposals import Circle, ProposalQueries
+from signoff.store._q_push import PushQueries, PushSubscription
 from signoff.store._q_reads import StepReads
 from signoff.store._q_refusals import RefusalQueries
 from signoff.store._q_roles import RoleGrant, RoleQueries
@@ -44,6 +45,7 @@ class SqlTransaction(
     RefusalQueries,
     PasskeyQueries,
     ChannelQueries,
+    PushQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
@@ -66,6 +68,7 @@ __all__ = [
     "OutcomeWrite",
     "PasskeyRecord",
     "PremiseFailed",
+    "PushSubscription",
     "RoleGrant",
     "SqlTransaction",
     "TokenRecord",
