@@ -36,7 +36,7 @@ def test_awaiting_proposal_goes_to_each_linked_decider_with_the_full_preview(
     assert "¥199.00" in text and "machine value: 19900" in text and '"CNY"' in text
     assert "untrusted" in text and "Customer says *the parcel* was <empty>" in text
     assert "money leaves the company" in text and "medium risk" in text
-    assert proposal.expires_at.strftime("%Y-%m-%d %H:%M:%S UTC") in text
+    assert proposal.expires_at.strftime("%Y-%m-%d %H:%M:%S +00:00") in text
     assert proposal.args_digest in text
     # Untrusted text is plain_text, never mrkdwn: `*` and `<…>` cannot format or link.
     rationale = [b for b in message["blocks"] if "Customer says" in json.dumps(b)]

@@ -59,7 +59,7 @@ def test_detail_shows_every_value_the_gate_will_use(pages: Pages) -> None:
         "refund_approver",
         "agent:support-bot",
         proposal.args_digest,
-        "2026-01-01 00:10:00 UTC",
+        "2026-01-01 00:10:00 +00:00",
         "untrusted",
         "customer says it arrived broken",
         "unchanged since the agent asked",
@@ -164,7 +164,7 @@ def test_a_stale_tab_gets_already_decided(pages: Pages) -> None:
     stale = pages.post_decision(proposal, second_tab)
     assert stale.status_code == 409
     assert "Already decided" in stale.text and "<strong>alice</strong>" in stale.text
-    assert "2026-01-01 00:00:00 UTC" in stale.text
+    assert "2026-01-01 00:00:00 +00:00" in stale.text
     assert pages.approvals(proposal) == 1
 
 

@@ -133,7 +133,10 @@ class PreviewField:
     ``display_value`` defaults to the machine value as text (``—`` for ``None``).
     ``unit`` says what the machine value counts, for numbers whose unit is not in
     the display (money in minor units: ``"fen (1/100 CNY)"``); the page shows a note
-    for each field that has one, and none otherwise.
+    for each field that has one, and none otherwise. ``currency`` (ISO 4217) says the
+    machine value is an amount in that currency's minor units, so each person's page
+    also writes it as their locale does (``¥199.00``, ``人民币 199.00 元``); the recorded
+    display value and the machine value never change.
     """
 
     name: str
@@ -141,6 +144,7 @@ class PreviewField:
     machine_value: Any
     display_value: str
     unit: str | None
+    currency: str | None
 
     def __init__(
         self,
@@ -150,6 +154,7 @@ class PreviewField:
         display_value: str | None = None,
         *,
         unit: str | None = None,
+        currency: str | None = None,
     ) -> None:
         shown = display_text(machine_value) if display_value is None else display_value
         object.__setattr__(self, "name", name)
@@ -157,6 +162,7 @@ class PreviewField:
         object.__setattr__(self, "machine_value", machine_value)
         object.__setattr__(self, "display_value", shown)
         object.__setattr__(self, "unit", unit)
+        object.__setattr__(self, "currency", currency)
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -165,7 +171,11 @@ class PreviewField:
             "machine_value": self.machine_value,
             "display_value": self.display_value,
         }
-        return data if self.unit is None else {**data, "unit": self.unit}
+        if self.unit is not None:
+            data["unit"] = self.unit
+        if self.currency is not None:
+            data["currency"] = self.currency  # only when set: older snapshots keep their form
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PreviewField:
@@ -175,6 +185,7 @@ class PreviewField:
             data["machine_value"],
             data["display_value"],
             unit=data.get("unit"),
+            currency=data.get("currency"),
         )
 
 

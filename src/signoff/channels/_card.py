@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from signoff._i18n import localizer
 from signoff._model import DecisionKind, Proposal, ProposalStatus
 from signoff._text import visible
 from signoff.catalog._types import policy_chat_max_risk, within_risk
@@ -81,8 +82,9 @@ def page_url(public_url: str, proposal_id: str) -> str:
     return f"{public_url.rstrip('/')}/ui/proposals/{quote(proposal_id, safe='')}"
 
 
-def when(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+def when(moment: datetime, zone_name: str | None = None) -> str:
+    """``2026-09-01 14:20:00 +08:00`` in the tenant's zone (UTC when none is set)."""
+    return localizer(zone_name=zone_name).when(moment)
 
 
 def build_card(
@@ -92,6 +94,7 @@ def build_card(
     public_url: str,
     deployment_surfaces: tuple[str, ...] = (),
     reasons: dict[str, str] | None = None,
+    time_zone: str | None = None,
 ) -> Card:
     preview = proposal.preview
     fields = tuple(
@@ -120,13 +123,14 @@ def build_card(
         approvers=_approvers(proposal),
         requester=proposal.requester_subject
         + (f" — asked by the agent {proposal.requester_actor}" if proposal.requester_actor else ""),
-        expires_at=when(proposal.expires_at),
+        expires_at=when(proposal.expires_at, time_zone),
         rationale=None if proposal.rationale is None else visible(proposal.rationale),
         page_url=page_url(public_url, proposal.proposal_id),
         digest=proposal.args_digest,
         decided=tuple(
             f"{a.approver} {'approved' if a.kind is DecisionKind.APPROVE else 'rejected'}"
-            f" at {when(a.decided_at)}" + (f" ({a.reason_code})" if a.reason_code else "")
+            f" at {when(a.decided_at, time_zone)}"
+            + (f" ({a.reason_code})" if a.reason_code else "")
             for a in proposal.approvals
         ),
         open_reason=None,

@@ -10,8 +10,9 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from signoff.exceptions import ConfigurationError
 
@@ -23,6 +24,17 @@ class ChannelsConfigError(ConfigurationError, ValueError):
     """The channels configuration cannot be used; the message says what to fix."""
 
     code = "invalid_channels_config"
+
+
+def _zone(name: str | None) -> str | None:
+    from signoff._i18n import zone
+
+    if name is not None and zone(name) is None:
+        raise ValueError(f"{name!r} is not an IANA time zone (e.g. Asia/Shanghai)")
+    return name
+
+
+TimeZone = Annotated[str | None, AfterValidator(_zone)]
 
 
 class _Strict(BaseModel):
@@ -41,6 +53,8 @@ class SlackWorkspace(_Strict):
     tenant: str = Field(min_length=1, max_length=255)
     bot_token: str | None = Field(None, repr=False)
     bot_token_env: str | None = None
+    time_zone: TimeZone = None
+    """The IANA zone the workspace's messages give times in (with the offset); UTC if unset."""
 
 
 class SlackConversation(_Strict):
@@ -87,6 +101,7 @@ class TeamsTenant(_Strict):
 
     aad_tenant_id: str = Field(min_length=1, max_length=64)
     tenant: str = Field(min_length=1, max_length=255)
+    time_zone: TimeZone = None
 
 
 class TeamsConversation(_Strict):

@@ -268,6 +268,9 @@ class Slack:
             public_url=self.public_url,
             deployment_surfaces=self.gate.surfaces,
             reasons=reasons,
+            time_zone=next(
+                (w.time_zone for w in self.config.workspaces if w.tenant == proposal.tenant), None
+            ),
         )
 
     def post(self, proposal: Proposal) -> int:

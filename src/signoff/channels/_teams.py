@@ -194,6 +194,9 @@ class Teams:
             public_url=self.public_url,
             deployment_surfaces=self.gate.surfaces,
             reasons=reasons,
+            time_zone=next(
+                (t.time_zone for t in self.config.tenants if t.tenant == proposal.tenant), None
+            ),
         )
 
     async def post(self, proposal: Proposal) -> int:

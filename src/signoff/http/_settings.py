@@ -35,6 +35,7 @@ from signoff.http._settings_values import (
     parse_names,
     parse_public_keys,
     parse_rate,
+    parse_time_zones,
     parse_tool_forms,
     parse_url,
 )
@@ -187,6 +188,14 @@ class Settings(BaseSettings):
         )
     )
 
+    time_zones: Annotated[
+        tuple[tuple[str, str], ...], NoDecode, BeforeValidator(parse_time_zones)
+    ] = Field(
+        (),
+        description="Times on the pages and in e-mails: `tenant=Area/City,…` (`*`: the rest), "
+        "IANA zones; a person's `zoneinfo` claim comes first; default UTC.",
+    )
+
     ALIASES: ClassVar[dict[str, str]] = {"db": "database_url", "database": "database_url"}
 
     @classmethod
@@ -225,6 +234,11 @@ class Settings(BaseSettings):
         if self.role_directory is not None:
             return self.role_directory
         return "revocations" if self.development else "grants"
+
+    def time_zone_of(self, tenant: str | None) -> str | None:
+        """The tenant's zone (``SIGNOFF_TIME_ZONES``), else the ``*`` entry's, else None (UTC)."""
+        zones = dict(self.time_zones)
+        return zones.get(tenant or "") or zones.get("*")
 
     def effective_surfaces(self) -> tuple[str, ...]:
         if self.approval_surfaces is not None:

@@ -8,7 +8,7 @@ through :func:`signoff.web.install_ui`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -46,12 +46,17 @@ class SignIn:
 
     principal: Principal
     valid_until: datetime
+    preferences: dict[str, str] = field(default_factory=dict)
+    """The identity token's ``locale`` and ``zoneinfo`` (how the pages speak and tell time)."""
 
 
 def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
     """Verify the JWT with the API's own authenticator; refuse an agent's token."""
+    from signoff.identity._login import preferences_of
+
     verified = authenticator.verify(token.strip())
-    return sign_in_person(verified.principal, verified.expires_at)
+    signed = sign_in_person(verified.principal, verified.expires_at)
+    return SignIn(signed.principal, signed.valid_until, preferences_of(verified.claims))
 
 
 def sign_in_person(principal: Principal, valid_until: datetime) -> SignIn:

@@ -13,6 +13,7 @@ from signoff.web import _decide, _links, _live, _passkeys, _proposal_pages, _pus
 from signoff.web._errors import ErrorPages
 from signoff.web._headers import SecurityHeaders
 from signoff.web._identity import LoginProvider
+from signoff.web._locale import Localization
 from signoff.web._oidc import oidc_providers
 from signoff.web._ui import PREFIX, Ui
 
@@ -33,6 +34,7 @@ def install_ui(
     # Added first, so the security headers (added next, outside it) cover the error pages too.
     app.add_middleware(ErrorPages, ui=ui, prefix=PREFIX)
     app.add_middleware(SecurityHeaders, prefix=PREFIX)
+    app.add_middleware(Localization, prefix=PREFIX)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")
     for module in (_sign_in, _proposal_pages, _decide, _live, _passkeys, _links, _push):
         app.include_router(module.router)

@@ -130,14 +130,20 @@ def detail_context(
         "reasons": tool.reasons(),
         "units": [f for f in proposal.preview.fields if f.unit],
         "approve_label": approve_label(proposal),
+        "approve_amount": approve_amount(proposal),
         "device": None,  # a device-signed approval's options: ``_passkeys.device_context``
     }
 
 
 def approve_label(proposal: Proposal) -> str:
     """The button restates the amount: the display value of the first field with a unit."""
+    amount = approve_amount(proposal)
+    return "Approve" if amount is None else f"Approve {amount}"
+
+
+def approve_amount(proposal: Proposal) -> str | None:
     counted = next((f for f in proposal.preview.fields if f.unit), None)
-    return "Approve" if counted is None else f"Approve {counted.display_value}"
+    return None if counted is None else counted.display_value
 
 
 def _retype(proposal: Proposal) -> list[str]:
