@@ -46,6 +46,7 @@
         │   └── IdempotencyKeyInFlight
         ├── ClarificationNeeded       arguments ambiguous; ask the person    (422)
         ├── RetypeMismatch            re-typed key value differs from preview (422)
+        ├── NotBatchable              approving it needs re-typing, a device or the IdP (422)
         ├── IdempotencyKeyReused      same key, different payload            (422)
         ├── RateLimited               too many proposals from one agent      (429)
         └── OutcomeUnknown            provider answer lost; look up, never re-run (503)
@@ -307,3 +308,11 @@ class InvalidChatSignature(NotAuthenticated):
     """A Slack or Teams request whose signature is missing, wrong, or older than allowed."""
 
     code = "invalid_chat_signature"
+
+
+class NotBatchable(Refusal):
+    """Approving this proposal needs re-typing, a device signature or the identity provider,
+    so it is left out of a batch: decide it on its own."""
+
+    code = "not_batchable"
+    status = 422

@@ -32,6 +32,7 @@ from signoff._model import (
 )
 from signoff.audit._chain import AuditEvent, ChainReport
 from signoff.catalog._catalog import Catalog
+from signoff.gate._batch import BatchItem, BatchOutcome
 from signoff.gate._gate import Gate
 from signoff.gate._reconcile import Reconciled
 from signoff.store._base import Store
@@ -114,6 +115,13 @@ class AsyncGate:
     ) -> DecisionResult:
         return await self.run_sync(
             self.gate.decide, principal, proposal_id, decision, idempotency_key=idempotency_key
+        )
+
+    async def decide_batch(
+        self, principal: Principal, items: Sequence[BatchItem], *, idempotency_key: str
+    ) -> list[BatchOutcome]:
+        return await self.run_sync(
+            self.gate.decide_batch, principal, items, idempotency_key=idempotency_key
         )
 
     async def execute(

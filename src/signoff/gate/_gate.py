@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -19,7 +20,9 @@ from signoff._model import (
 from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
+from signoff.exceptions import Refusal
 from signoff.gate import (
+    _batch,
     _checkpoints,
     _decide,
     _device,
@@ -142,6 +145,40 @@ class Gate(GateReads):
                 "expected_version": decision.expected_version,
                 "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
             },
+        )
+
+    def decide_batch(
+        self,
+        principal: Principal,
+        items: Sequence[_batch.BatchItem],
+        *,
+        idempotency_key: str,
+    ) -> list[_batch.BatchOutcome]:
+        """Several decisions, each its own ``decide`` (version, digest, audit), answered per
+        item; approvals that need re-typing, a device or the IdP are ``not_batchable``."""
+
+        def refuse(proposal_id: str, refusal: Refusal) -> None:
+            def raise_it() -> None:
+                raise refusal
+
+            with contextlib.suppress(Refusal):
+                audited(self._ctx, "decide", principal, raise_it, proposal_id=proposal_id)
+
+        return _batch.decide_batch(
+            items,
+            idempotency_key,
+            # Read as decide would: a proposal outside the caller's circle is 404, audited.
+            read=lambda proposal_id: audited(
+                self._ctx,
+                "decide",
+                principal,
+                lambda: self.proposal(principal, proposal_id),
+                proposal_id=proposal_id,
+            ),
+            decide=lambda proposal_id, decision, key: self.decide(
+                principal, proposal_id, decision, idempotency_key=key
+            ),
+            refuse=refuse,
         )
 
     def execute(

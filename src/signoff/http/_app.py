@@ -23,6 +23,7 @@ from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
 from signoff.http import (
     _audit,
+    _decisions,
     _deliveries,
     _demo,
     _executions,
@@ -87,6 +88,7 @@ def create_app(
     for module in (
         _system,
         _proposals,
+        _decisions,
         _inbox,
         _executions,
         _roles,

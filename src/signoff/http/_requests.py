@@ -37,6 +37,17 @@ class DecisionRequest(Body):
     ] = None
 
 
+class BatchDecision(DecisionRequest):
+    proposal_id: Id
+
+
+class BatchRequest(Body):
+    decisions: Annotated[
+        list[BatchDecision],
+        Field(min_length=1, max_length=100, description="Each decided on its own, in order"),
+    ]
+
+
 class ExecuteRequest(Body):
     proposal_id: Id
     confirmation_token: Annotated[str, Field(min_length=1, max_length=4096)]

@@ -126,6 +126,21 @@ class DecisionView(View):
     duplicate: bool = Field(description="True when this Idempotency-Key was answered before")
 
 
+class BatchItemView(View):
+    """One item of a batch: its decision, or the problem that refused it (nothing decided)."""
+
+    proposal_id: str
+    status: int = Field(description="The status this item alone would have had (200, 409, …)")
+    decision: DecisionView | None = None
+    problem: dict[str, Any] | None = Field(
+        default=None, description="RFC 9457 problem details of the refusal, with its code"
+    )
+
+
+class BatchView(View):
+    results: list[BatchItemView] = Field(description="One per decision, in the request's order")
+
+
 class InboxView(View):
     proposals: list[ProposalView] = Field(description="Oldest deadline first")
     next_after: str | None = Field(

@@ -43,10 +43,20 @@ def inbox(request: Request, after: str | None = None) -> Response:
     shown = [p for p in page[:INBOX_PAGE] if entitlement(p, principal).may_decide]
     more = page[INBOX_PAGE - 1] if len(page) > INBOX_PAGE else None
     next_page = None if more is None else f"{to_micros(more.expires_at)}.{more.proposal_id}"
+    from signoff.catalog._tool import REASON_LABELS
+    from signoff.web._batch import alone
+
     return ui.render(
         "inbox.html",
         session,
-        {"proposals": shown, "next_page": next_page, "live_after": live_after},
+        {
+            "proposals": shown,
+            "next_page": next_page,
+            "live_after": live_after,
+            "alone": alone(shown),
+            "idempotency_key": new_idempotency_key(),
+            "batch_reasons": list(REASON_LABELS.items()),
+        },
     )
 
 

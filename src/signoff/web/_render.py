@@ -55,6 +55,8 @@ WORDS = (
     *(N_("low"), N_("medium"), N_("high"), N_("critical"), N_("approve"), N_("reject")),
     *(N_("Wrong amount"), N_("Wrong target or recipient"), N_("Against policy")),
     *(N_("Looks suspicious"), N_("Other (explain below)")),
+    *(N_("approving it needs the value re-typed"), N_("approving it needs the identity provider")),
+    N_("approving it is signed with the approver's passkey"),
 )
 """Machine names and the usual reject reasons, shown in words (``_(name)`` in templates)."""
 
