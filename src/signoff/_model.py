@@ -54,6 +54,8 @@ class Principal:
 class ProposalStatus(enum.StrEnum):
     AWAITING_CONFIRMATION = "awaiting_confirmation"
     DECLINED = "declined"
+    CHANGES_REQUESTED = "changes_requested"
+    """A reviewer returned it with a suggestion: the agent may propose anew, naming it."""
     CANCELLED = "cancelled"
     EXPIRED = "expired"
     CONFIRMED = "confirmed"
@@ -73,6 +75,7 @@ class ProposalStatus(enum.StrEnum):
 _TERMINAL_PROPOSAL = frozenset(
     {
         ProposalStatus.DECLINED,
+        ProposalStatus.CHANGES_REQUESTED,
         ProposalStatus.CANCELLED,
         ProposalStatus.EXPIRED,
         ProposalStatus.REVOKED,
@@ -99,6 +102,8 @@ class ExecutionStatus(enum.StrEnum):
 class DecisionKind(enum.StrEnum):
     APPROVE = "approve"
     REJECT = "reject"
+    REQUEST_CHANGES = "request_changes"
+    """Neither yes nor no: returned to the agent with a structured suggestion."""
 
 
 class ReasonCode(enum.StrEnum):
@@ -123,6 +128,8 @@ class Decision:
     retyped: dict[str, str] | None = None
     device: dict[str, Any] | None = None
     """A WebAuthn assertion over this decision's challenge (docs/PROOF.md), when signed."""
+    suggestion: dict[str, Any] | None = None
+    """For ``request_changes``: argument fields with the values the reviewer suggests."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +142,23 @@ class Approval:
     reason_code: str | None
     reason: str | None
     decided_at: datetime
+
+    @property
+    def suggestion(self) -> dict[str, Any] | None:
+        """A request for changes: ``{"note": …, "fields": {name: suggested value}}``.
+
+        Kept as canonical JSON in the decision's ``reason`` (the decisions table and
+        the write step are unchanged); ``None`` for an approval or a rejection.
+        """
+        if self.kind is not DecisionKind.REQUEST_CHANGES or not self.reason:
+            return None
+        import json
+
+        try:
+            found = json.loads(self.reason)
+        except ValueError:
+            return {"note": self.reason, "fields": {}}
+        return found if isinstance(found, dict) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +192,16 @@ class Proposal:
     def required_role(self) -> str | None:
         role = self.policy.get("role")
         return role if isinstance(role, str) else None
+
+    @property
+    def supersedes(self) -> str | None:
+        """The proposal this one replaces after a reviewer requested changes (frozen with it)."""
+        found = self.state.get("supersedes")
+        return found if isinstance(found, str) else None
+
+    @property
+    def changes_requested(self) -> Approval | None:
+        return next((a for a in self.approvals if a.kind is DecisionKind.REQUEST_CHANGES), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,12 @@ def test_awaiting_proposal_goes_to_each_linked_decider_with_the_full_preview(
     # Untrusted text is plain_text, never mrkdwn: `*` and `<…>` cannot format or link.
     rationale = [b for b in message["blocks"] if "Customer says" in json.dumps(b)]
     assert rationale[0]["text"]["type"] == "plain_text"
-    assert action_ids(message) == ["signoff.approve", "signoff.reject", "signoff.open"]
+    assert action_ids(message) == [
+        "signoff.approve",
+        "signoff.reject",
+        "signoff.changes",
+        "signoff.open",
+    ]
     assert [c.args["channel"] for c in slack.standin.of("chat.postMessage")] == ["DUALICE"]
     assert {c.authorization for c in slack.standin.calls} == {f"Bearer {BOT}"}
     assert slack.notify() == 0 and len(slack.standin.of("chat.postMessage")) == 1
@@ -317,3 +322,33 @@ def test_a_link_expires_and_then_decides_nothing(slack: SlackWorld) -> None:
     slack.click("signoff.approve", fresh, user="UALICE")
     assert "not linked" in slack.standin.ephemeral_to("UALICE")[-1]
     assert slack.world.gate.proposal(APPROVER, fresh.proposal_id).approvals == ()
+
+
+def test_request_changes_in_a_modal(slack: SlackWorld) -> None:
+    """Request changes opens a modal (note and suggested values); its submission returns the
+    proposal with a structured suggestion, and every copy says so."""
+    slack.link("UALICE", APPROVER)
+    proposal = slack.propose()
+    slack.notify()
+    slack.click("signoff.changes", proposal, user="UALICE")
+    view = slack.standin.of("views.open")[-1].args["view"]
+    assert view["callback_id"] == "signoff.changes_modal"
+    values = {
+        "note": {"value": {"type": "plain_text_input", "value": "half only"}},
+        "suggest.amount_minor": {"value": {"type": "plain_text_input", "value": "9950"}},
+        "suggest.reason": {"value": {"type": "plain_text_input", "value": None}},
+    }
+    answer = slack.post(
+        submission("signoff.changes_modal", view["private_metadata"], values, user="UALICE")
+    )
+    assert answer.status_code == 200 and answer.json()["response_action"] == "update"
+    returned = slack.world.gate.proposal(APPROVER, proposal.proposal_id)
+    assert returned.status is ProposalStatus.CHANGES_REQUESTED
+    assert returned.changes_requested is not None
+    assert returned.changes_requested.suggestion == {
+        "note": "half only",
+        "fields": {"amount_minor": 9950},
+    }
+    message = slack.message_to("UALICE")
+    assert action_ids(message) == ["signoff.open"]
+    assert "alice requested changes at" in blocks_text(message)

@@ -36,7 +36,12 @@ def test_a_card_goes_to_each_linked_decider_the_bot_can_reach(teams: TeamsWorld)
     [card] = teams.standin.cards_in("a:chat-alice")
     text = card_text(card)
     assert "¥199.00" in text and "machine value: 19900" in text and "untrusted" in text
-    assert verbs(card) == ["signoff.approve", "signoff.reject", "open:Open the page"]
+    assert verbs(card) == [
+        "signoff.approve",
+        "signoff.reject",
+        "signoff.changes",
+        "open:Open the page",
+    ]
     rationale = [b for b in card["body"] if "Approve now" in str(b)]
     assert rationale[0]["type"] == "RichTextBlock"
     assert rationale[0]["inlines"][0]["type"] == "TextRun"
@@ -160,3 +165,14 @@ def test_a_high_risk_proposal_opens_the_page(teams: TeamsWorld) -> None:
             idempotency_key="k-teams-high",
         )
     assert teams.world.ledger_amounts() == []
+
+
+def test_request_changes_with_a_note(teams: TeamsWorld) -> None:
+    teams.link("alice", APPROVER)
+    proposal = teams.propose()
+    answer = teams.click("signoff.changes", proposal, user="alice", changes_note="wrong order")
+    assert "request for changes" in card_text(answer.json()["value"])
+    returned = teams.world.gate.proposal(APPROVER, proposal.proposal_id)
+    assert returned.status is ProposalStatus.CHANGES_REQUESTED
+    assert returned.changes_requested is not None
+    assert returned.changes_requested.suggestion == {"note": "wrong order", "fields": {}}

@@ -78,11 +78,14 @@ def test_detail_flags_a_business_state_that_moved(pages: Pages) -> None:
 
 
 def test_no_parameter_is_editable(pages: Pages) -> None:
-    """The decision forms hold only hidden bookkeeping, re-typing, and the reject reason."""
+    """The decision forms hold only hidden bookkeeping, re-typing, the reject reason, and a
+    request for changes — words and suggested values for the agent's *next* proposal, never an
+    edit of this one (tests/test_request_changes.py: the snapshot stays as it was)."""
     proposal = pages.propose()
     pages.sign_in(APPROVER)
     html = pages.client.get(f"/ui/proposals/{proposal.proposal_id}").text
     names = set(re.findall(r'<(?:input|select|textarea)[^>]* name="([^"]+)"', html))
+    suggestions = {f"suggest.{f.name}" for f in proposal.preview.fields}
     assert names == {
         "csrf_token",
         "decision",
@@ -90,6 +93,8 @@ def test_no_parameter_is_editable(pages: Pages) -> None:
         "idempotency_key",
         "reason_code",
         "reason",
+        "changes_note",
+        *suggestions,
     }
 
 

@@ -30,6 +30,13 @@ EVIDENCE_KEYS = ("idp", "evidence", "vouched_by")
 """Policy keys asking for consent someone other than signoff vouches for (rule 17)."""
 
 
+_VERBS = {
+    DecisionKind.APPROVE: "approved",
+    DecisionKind.REJECT: "rejected",
+    DecisionKind.REQUEST_CHANGES: "requested changes",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class CardField:
     name: str
@@ -128,7 +135,7 @@ def build_card(
         page_url=page_url(public_url, proposal.proposal_id),
         digest=proposal.args_digest,
         decided=tuple(
-            f"{a.approver} {'approved' if a.kind is DecisionKind.APPROVE else 'rejected'}"
+            f"{a.approver} {_VERBS[a.kind]}"
             f" at {when(a.decided_at, time_zone)}"
             + (f" ({a.reason_code})" if a.reason_code else "")
             for a in proposal.approvals

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from signoff._canonical import fingerprint
 from signoff._model import Decision, DecisionKind, DecisionResult, Principal, Proposal
@@ -39,10 +39,16 @@ class ChatDecision:
     reason_code: str | None = None
     reason: str | None = None
     retyped: dict[str, str] | None = None
+    suggestion: dict[str, Any] | None = None
 
     def decision(self) -> Decision:
         return Decision(
-            self.kind, self.version, self.reason_code, self.reason or None, retyped=self.retyped
+            self.kind,
+            self.version,
+            self.reason_code,
+            self.reason or None,
+            retyped=self.retyped,
+            suggestion=self.suggestion,
         )
 
 
@@ -75,6 +81,7 @@ def chat_key(surface: str, workspace: str, user_id: str, decision: ChatDecision)
                 "reason_code": decision.reason_code,
                 "reason": decision.reason,
                 "retyped": decision.retyped,
+                "suggestion": decision.suggestion,
             },
         )[:64]
     )
@@ -95,7 +102,11 @@ def decide(gate: Gate, principal: Principal, decision: ChatDecision, *, key: str
         )
     except SignoffError as exc:
         return Answer(f"Nothing was decided: {exc.message} ({exc.code}).", refusal=exc)
-    verb = "approved" if decision.kind is DecisionKind.APPROVE else "rejected"
+    verb = {
+        DecisionKind.APPROVE: "approved",
+        DecisionKind.REJECT: "rejected",
+        DecisionKind.REQUEST_CHANGES: "sent back with a request for changes",
+    }[decision.kind]
     if result.duplicate:
         return Answer(f"You already {verb} this proposal; nothing changed.", result=result)
     status = result.proposal.status.value
@@ -103,6 +114,8 @@ def decide(gate: Gate, principal: Principal, decision: ChatDecision, *, key: str
         tail = " It is confirmed: the agent may now run it, once."
     elif status == "awaiting_confirmation":
         tail = " More approvals are needed before it can run."
+    elif status == "changes_requested":
+        tail = " The agent is told; nothing will run unless a new proposal is approved."
     else:
         tail = " Nothing will run."
     return Answer(f"You {verb} “{result.proposal.preview.title}”.{tail}", result=result)
@@ -122,8 +135,23 @@ def describe(proposal: Proposal) -> str:
     status = proposal.status.value.replace("_", " ")
     if last is None:
         return f"it is {status}"
-    verb = "approved" if last.kind is DecisionKind.APPROVE else "rejected"
+    verb = {
+        DecisionKind.APPROVE: "approved",
+        DecisionKind.REJECT: "rejected",
+        DecisionKind.REQUEST_CHANGES: "requested changes on",
+    }[last.kind]
     return f"{last.approver} {verb} it at {when(last.decided_at)}; it is {status}"
+
+
+def suggested(text: str) -> Any:
+    """A suggested value as typed: JSON when it reads as JSON (19900, null, "x"), else text."""
+    import json
+
+    value = text.strip()[:200]
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 def may_decide(gate: Gate, link: ChannelLink, proposal: Proposal) -> bool:

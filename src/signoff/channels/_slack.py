@@ -31,21 +31,33 @@ from slack_sdk.signature import SignatureVerifier
 from signoff._clock import Clock, to_micros
 from signoff._model import SLACK_SURFACE, DecisionKind, Principal, Proposal, ProposalStatus
 from signoff.channels._card import Card, build_card
-from signoff.channels._deciding import ChatDecision, chat_key, decide, describe, may_decide
+from signoff.channels._deciding import (
+    ChatDecision,
+    chat_key,
+    decide,
+    describe,
+    may_decide,
+    suggested,
+)
 from signoff.channels._links import IdentityLinks
 from signoff.channels._slack_blocks import (
     APPROVE,
     APPROVE_MODAL,
+    CHANGES,
+    CHANGES_MODAL,
     DETAILS_ACTION,
     DETAILS_BLOCK,
+    NOTE_BLOCK,
     OPEN,
     REASON_ACTION,
     REASON_BLOCK,
     REJECT,
     REJECT_MODAL,
     RETYPE_PREFIX,
+    SUGGEST_PREFIX,
     approve_modal,
     card_blocks,
+    changes_modal,
     fallback_text,
     outcome_view,
     reject_modal,
@@ -110,6 +122,8 @@ class Slack:
         self.app.action(APPROVE)(self._on_approve)
         self.app.action(REJECT)(self._on_reject)
         self.app.action(OPEN)(self._on_open)
+        self.app.action(CHANGES)(self._on_changes)
+        self.app.view(CHANGES_MODAL)(self._on_changes_modal)
         self.app.view(APPROVE_MODAL)(self._on_approve_modal)
         self.app.view(REJECT_MODAL)(self._on_reject_modal)
 
@@ -138,6 +152,27 @@ class Slack:
         ack()
         self._clicked(body, client, DecisionKind.REJECT)
 
+    def _on_changes(self, ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        self._clicked(body, client, DecisionKind.REQUEST_CHANGES)
+
+    def _on_changes_modal(self, ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        values = body["view"].get("state", {}).get("values", {})
+        note = values.get(NOTE_BLOCK, {}).get("value", {}).get("value")
+        fields = {
+            block.removeprefix(SUGGEST_PREFIX): suggested(str(entry.get("value", {}).get("value")))
+            for block, entry in values.items()
+            if block.startswith(SUGGEST_PREFIX) and (entry.get("value", {}).get("value") or "")
+        }
+        self._submitted(
+            ack,
+            body,
+            client,
+            DecisionKind.REQUEST_CHANGES,
+            reason=None if not note else str(note).strip(),
+            suggestion=fields,
+        )
+
     def _clicked(self, body: dict[str, Any], client: WebClient, kind: DecisionKind) -> None:
         team, user, channel = _who(body)
         try:
@@ -160,6 +195,8 @@ class Slack:
             return
         if kind is DecisionKind.REJECT:
             client.views_open(trigger_id=body["trigger_id"], view=reject_modal(card, channel))
+        elif kind is DecisionKind.REQUEST_CHANGES:
+            client.views_open(trigger_id=body["trigger_id"], view=changes_modal(card, channel))
         elif card.retype:
             client.views_open(trigger_id=body["trigger_id"], view=approve_modal(card, channel))
         else:

@@ -32,14 +32,19 @@ from signoff.channels._card import Card
 APPROVE = "signoff.approve"
 REJECT = "signoff.reject"
 OPEN = "signoff.open"
+CHANGES = "signoff.changes"
 APPROVE_MODAL = "signoff.approve_modal"
 REJECT_MODAL = "signoff.reject_modal"
+CHANGES_MODAL = "signoff.changes_modal"
+NOTE_BLOCK = "note"
+SUGGEST_PREFIX = "suggest."
 REASON_BLOCK, REASON_ACTION = "reason_code", "value"
 DETAILS_BLOCK, DETAILS_ACTION = "reason", "value"
 RETYPE_PREFIX = "retype."
 STATUS_WORDS = {
     "awaiting_confirmation": "Awaiting confirmation",
     "declined": "Rejected",
+    "changes_requested": "Changes requested — returned to the agent",
     "confirmed": "Confirmed — the agent may now run it",
     "expired": "Expired undecided",
     "cancelled": "Cancelled",
@@ -153,6 +158,9 @@ def _actions(card: Card) -> list[Block]:
                         value=button_value(card),
                         style="danger",
                     ),
+                    ButtonElement(
+                        text=_plain("Request changes"), action_id=CHANGES, value=button_value(card)
+                    ),
                     ButtonElement(text=_plain("Open the page"), action_id=OPEN, url=card.page_url),
                 ],
             )
@@ -253,6 +261,37 @@ def reject_modal(card: Card, channel_id: str | None) -> dict[str, Any]:
         ],
     )
     return view.to_dict()
+
+
+def changes_modal(card: Card, channel_id: str | None) -> dict[str, Any]:
+    """A note, and for any field the value the reviewer suggests (optional)."""
+    blocks: list[Block] = [
+        SectionBlock(text=_plain(card.title)),
+        InputBlock(
+            block_id=NOTE_BLOCK,
+            label=_plain("What should the agent change, and why?"),
+            element=PlainTextInputElement(action_id="value", multiline=True, max_length=2000),
+        ),
+    ]
+    for f in card.fields[:20]:
+        blocks.append(
+            InputBlock(
+                block_id=SUGGEST_PREFIX + f.name,
+                label=_plain(f"Suggested {f.label.lower()} (optional)"[:2000]),
+                optional=True,
+                element=PlainTextInputElement(action_id="value"),
+                hint=_plain(f"now: {f.machine}"[:2000]),
+            )
+        )
+    return View(
+        type="modal",
+        callback_id=CHANGES_MODAL,
+        title=_plain("Request changes"),
+        submit=_plain("Send back"),
+        close=_plain("Cancel"),
+        private_metadata=metadata(card, channel_id),
+        blocks=blocks,
+    ).to_dict()
 
 
 def outcome_view(title: str, text: str) -> dict[str, Any]:

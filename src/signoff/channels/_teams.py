@@ -52,7 +52,9 @@ from signoff.channels._links import IdentityLinks
 from signoff.channels._teams_card import (
     APPROVE,
     CARD_TYPE,
+    CHANGES,
     DETAILS_INPUT,
+    NOTE_INPUT,
     REASON_INPUT,
     REJECT,
     RETYPE_PREFIX,
@@ -349,7 +351,7 @@ class _Bot(TeamsActivityHandler):  # type: ignore[misc]
         data = dict(action.get("data") or {})
         tenant, user = _aad_tenant(activity), _aad_user(activity)
         verb = action.get("verb")
-        if tenant is None or user is None or verb not in (APPROVE, REJECT):
+        if tenant is None or user is None or verb not in (APPROVE, REJECT, CHANGES):
             return _card_answer(notice_card("This action is not one signoff knows."))
         try:
             proposal_id, version = str(data["p"]), data["v"]
@@ -390,6 +392,11 @@ def _decision(verb: str, proposal_id: str, version: int, data: Mapping[str, Any]
             if str(k).startswith(RETYPE_PREFIX)
         }
         return ChatDecision(proposal_id, version, DecisionKind.APPROVE, retyped=retyped or None)
+    if verb == CHANGES:
+        note = str(data.get(NOTE_INPUT) or "").strip()
+        return ChatDecision(
+            proposal_id, version, DecisionKind.REQUEST_CHANGES, reason=note or None, suggestion={}
+        )
     code = data.get(REASON_INPUT)
     details = data.get(DETAILS_INPUT)
     return ChatDecision(

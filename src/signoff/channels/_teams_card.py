@@ -16,6 +16,8 @@ from signoff.channels._slack_blocks import STATUS_WORDS
 
 APPROVE = "signoff.approve"
 REJECT = "signoff.reject"
+CHANGES = "signoff.changes"
+NOTE_INPUT = "changes_note"
 RETYPE_PREFIX = "retype."
 REASON_INPUT = "reason_code"
 DETAILS_INPUT = "reason"
@@ -119,6 +121,30 @@ def teams_card(card: Card) -> dict[str, Any]:
                             "verb": REJECT,
                             "title": "Reject",
                             "style": "destructive",
+                            "data": data,
+                        }
+                    ],
+                },
+            },
+            {
+                "type": "Action.ShowCard",
+                "title": "Request changes…",
+                "card": {
+                    "type": "AdaptiveCard",
+                    "body": [
+                        {
+                            "type": "Input.Text",
+                            "id": NOTE_INPUT,
+                            "label": "What should the agent change, and why?",
+                            "isMultiline": True,
+                            "maxLength": 2000,
+                        }
+                    ],
+                    "actions": [
+                        {
+                            "type": "Action.Execute",
+                            "verb": CHANGES,
+                            "title": "Send back",
                             "data": data,
                         }
                     ],

@@ -105,9 +105,15 @@ class AsyncGate:
         arguments: Mapping[str, Any] | str | bytes,
         *,
         rationale: str | None = None,
+        supersedes: str | None = None,
     ) -> Proposal:
         return await self.run_sync(
-            self.gate.propose, principal, tool, arguments, rationale=rationale
+            self.gate.propose,
+            principal,
+            tool,
+            arguments,
+            rationale=rationale,
+            supersedes=supersedes,
         )
 
     async def decide(

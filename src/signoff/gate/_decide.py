@@ -37,6 +37,7 @@ from signoff.gate._decision_checks import (
     check_retyped,
     decision_fingerprint,
     reason_code_of,
+    suggestion_text,
     validate_decision,
 )
 from signoff.gate._device import DeviceApproval, check_device
@@ -239,19 +240,23 @@ def _record(
         kind=decision.kind,
         step=checked.step,
         reason_code=reason_code_of(decision),
-        reason=decision.reason,
+        reason=suggestion_text(decision)
+        if decision.kind is DecisionKind.REQUEST_CHANGES
+        else decision.reason,
         decided_at=from_micros(now),
     )
     decided = dataclasses.replace(proposal, approvals=(*proposal.approvals, approval))
     if decision.kind is DecisionKind.REJECT:
         target = ProposalStatus.DECLINED
+    elif decision.kind is DecisionKind.REQUEST_CHANGES:
+        target = ProposalStatus.CHANGES_REQUESTED  # frozen as it is; the agent proposes anew
     elif approvals_complete(decided):
         target = ProposalStatus.CONFIRMED
     else:
         target = ProposalStatus.AWAITING_CONFIRMATION
     decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
     token = issued_token(ctx, decided, now) if target is ProposalStatus.CONFIRMED else None
-    kind = "approved" if decision.kind is DecisionKind.APPROVE else "rejected"
+    kind = EVENT_KINDS[decision.kind]
     tx.record_decision(
         DecisionWrite(
             proposal_id=proposal.proposal_id,
@@ -298,4 +303,13 @@ def _decision_data(
     }
     if device is not None:
         data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
+    if approval.suggestion is not None:
+        data["suggestion"] = approval.suggestion
     return data
+
+
+EVENT_KINDS = {
+    DecisionKind.APPROVE: "approved",
+    DecisionKind.REJECT: "rejected",
+    DecisionKind.REQUEST_CHANGES: "changes_requested",
+}

@@ -115,9 +115,16 @@ class Gate(GateReads):
         arguments: Mapping[str, Any] | str | bytes,
         *,
         rationale: str | None = None,
+        supersedes: str | None = None,
     ) -> Proposal:
-        """Freeze a write request into a proposal awaiting confirmation."""
-        return _propose.propose(self._ctx, principal, tool, arguments, rationale=rationale)
+        """Freeze a write request into a proposal awaiting confirmation.
+
+        ``supersedes`` names a proposal a reviewer returned (``changes_requested``) that this
+        one answers; it is frozen with the new proposal and never edits the old one.
+        """
+        return _propose.propose(
+            self._ctx, principal, tool, arguments, rationale=rationale, supersedes=supersedes
+        )
 
     def decide(
         self,

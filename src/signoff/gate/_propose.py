@@ -16,6 +16,7 @@ from signoff.gate._context import GateContext, log
 from signoff.store._sql import audit_entry
 
 MAX_RATIONALE = 4000
+MAX_ID = 128
 
 
 def propose(
@@ -25,10 +26,13 @@ def propose(
     raw_args: Mapping[str, Any] | str | bytes,
     *,
     rationale: str | None = None,
+    supersedes: str | None = None,
 ) -> Proposal:
     tool = ctx.catalog.get(tool_name)
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         raise InvalidRequest(f"rationale longer than {MAX_RATIONALE} characters")
+    if supersedes is not None:
+        check_supersedes(ctx, principal, tool_name, supersedes)
     normalized = tool.normalize(tool.parse(raw_args), principal)
     if isinstance(normalized, Clarification):
         raise ClarificationNeeded(normalized.question, tool=tool.name, field=normalized.field)
@@ -56,6 +60,8 @@ def propose(
             "beneficiary": state.beneficiary,
             # The roles the read step saw; approve reads the state again as this requester.
             "requester_roles": sorted(principal.roles),
+            # The proposal a reviewer returned, which this one answers (frozen with it).
+            **({"supersedes": supersedes} if supersedes is not None else {}),
         },
         risk=risk,
         policy=policy.to_dict(),
@@ -85,11 +91,35 @@ def propose(
             "policy": proposal.policy,
             "preview_digest": _digest_of(proposal.preview.to_dict()),
             "expires_at": to_micros(proposal.expires_at),
+            **({"supersedes": supersedes} if supersedes is not None else {}),
         },
     )
     ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)
     log.info("proposal %s created for %s", proposal.proposal_id, proposal.tool)
     return proposal
+
+
+def check_supersedes(ctx: GateContext, principal: Principal, tool: str, old_id: str) -> None:
+    """Only a proposal returned with changes requested, of the same tool, by the same person,
+    seen by this caller, may be superseded; anything else is 404 or 409."""
+    from signoff.exceptions import InvalidState
+    from signoff.gate._circle import load_visible
+
+    if not 0 < len(old_id) <= MAX_ID:
+        raise InvalidRequest(f"supersedes is a proposal id of 1 to {MAX_ID} characters")
+    with ctx.store.read() as tx:
+        old = load_visible(tx, principal, old_id, ctx.directory_in(tx))
+    if old.requester_subject != principal.subject or old.tool != tool:
+        raise InvalidRequest(
+            "a proposal supersedes one of the same tool, requested for the same person",
+            proposal_id=old_id,
+        )
+    if old.status is not ProposalStatus.CHANGES_REQUESTED:
+        raise InvalidState(
+            f"only a proposal with changes requested can be superseded; it is {old.status.value}",
+            proposal_id=old_id,
+            status=old.status.value,
+        )
 
 
 def _digest_of(value: Any) -> str:

@@ -40,6 +40,7 @@ async def decide_many(
                 reason_code=d.reason_code,
                 reason=d.reason,
                 retyped=None if d.retyped is None else dict(d.retyped),
+                suggestion=None if d.suggestion is None else dict(d.suggestion),
             ),
         )
         for d in body.decisions

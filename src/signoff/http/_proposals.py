@@ -30,7 +30,7 @@ async def propose(
 ) -> ProposalView:
     """422 ``clarification_needed`` carries the question to ask the person."""
     proposal = await state.agate.propose(
-        caller, body.tool, body.arguments, rationale=body.rationale
+        caller, body.tool, body.arguments, rationale=body.rationale, supersedes=body.supersedes
     )
     response.headers["Location"] = f"/v1/proposals/{proposal.proposal_id}"
     return ProposalView.of(proposal)
@@ -85,6 +85,7 @@ async def decide(
         reason_code=body.reason_code,
         reason=body.reason,
         retyped=None if body.retyped is None else dict(body.retyped),
+        suggestion=None if body.suggestion is None else dict(body.suggestion),
     )
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
     return DecisionView(proposal=ProposalView.of(result.proposal), duplicate=result.duplicate)

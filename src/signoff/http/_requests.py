@@ -21,10 +21,14 @@ class ProposeRequest(Body):
     rationale: Annotated[
         str | None, Field(max_length=4000, description="The model's explanation (untrusted)")
     ] = None
+    supersedes: Annotated[
+        Id | None,
+        Field(description="A proposal returned with changes requested that this one answers"),
+    ] = None
 
 
 class DecisionRequest(Body):
-    decision: Literal["approve", "reject"]
+    decision: Literal["approve", "reject", "request_changes"]
     expected_version: Annotated[int, Field(ge=1, le=2**31, description="The version you saw")]
     reason_code: ReasonCodeName | None = Field(
         default=None,
@@ -34,6 +38,14 @@ class DecisionRequest(Body):
     retyped: Annotated[
         dict[str, Annotated[str, Field(max_length=200)]] | None,
         Field(max_length=16, description="Re-typed values of the proposal's retype fields"),
+    ] = None
+    suggestion: Annotated[
+        dict[str, Any] | None,
+        Field(
+            max_length=32,
+            description="request_changes: argument name → suggested value (with `reason` as "
+            "the note)",
+        ),
     ] = None
 
 

@@ -47,13 +47,21 @@ class RequesterView(View):
     actor: str | None = Field(description="The agent acting for them (JWT act.sub)")
 
 
+class SuggestionView(View):
+    note: str = Field(description="The reviewer's words: what to change and why")
+    fields: dict[str, Any] = Field(description="Argument name → the value the reviewer suggests")
+
+
 class ApprovalView(View):
     approver: str
-    decision: Literal["approve", "reject"]
+    decision: Literal["approve", "reject", "request_changes"]
     step: str
     reason_code: str | None
     reason: str | None
     decided_at: datetime
+    suggestion: SuggestionView | None = Field(
+        default=None, description="For request_changes: what the reviewer suggests"
+    )
 
 
 class ProposalView(View):
@@ -77,9 +85,17 @@ class ProposalView(View):
     )
     created_at: datetime
     expires_at: datetime
+    supersedes: str | None = Field(
+        default=None, description="The proposal returned with changes requested that this answers"
+    )
+    changes_requested: SuggestionView | None = Field(
+        default=None,
+        description="When status is changes_requested: the suggestion to propose anew with",
+    )
 
     @classmethod
     def of(cls, proposal: Proposal) -> ProposalView:
+        returned = proposal.changes_requested
         return cls(
             proposal_id=proposal.proposal_id,
             action_id=proposal.action_id,
@@ -103,14 +119,19 @@ class ProposalView(View):
                     decision=a.kind.value,
                     step=a.step,
                     reason_code=a.reason_code,
-                    reason=a.reason,
+                    reason=a.reason if a.suggestion is None else None,
                     decided_at=a.decided_at,
+                    suggestion=None if a.suggestion is None else SuggestionView(**a.suggestion),
                 )
                 for a in proposal.approvals
             ],
             untrusted_rationale=proposal.rationale,
             created_at=proposal.created_at,
             expires_at=proposal.expires_at,
+            supersedes=proposal.supersedes,
+            changes_requested=None
+            if returned is None or returned.suggestion is None
+            else SuggestionView(**returned.suggestion),
         )
 
 

@@ -142,6 +142,31 @@ def detail_context(
         "approve_label": approve_label(proposal),
         "approve_amount": approve_amount(proposal),
         "device": None,  # a device-signed approval's options: ``_passkeys.device_context``
+        "replaced": replaced(ui, principal, proposal),
+    }
+
+
+def replaced(ui: Ui, principal: Principal, proposal: Proposal) -> dict[str, Any] | None:
+    """What changed from the proposal this one supersedes, and what its reviewer suggested."""
+    if proposal.supersedes is None:
+        return None
+    try:
+        old = ui.app_state.gate.proposal(principal, proposal.supersedes)
+    except SignoffError:
+        return {"proposal_id": proposal.supersedes, "rows": [], "suggestion": None, "seen": False}
+    names = list(old.arguments) + [k for k in proposal.arguments if k not in old.arguments]
+    rows = [
+        (name, old.arguments.get(name), proposal.arguments.get(name))
+        for name in names
+        if old.arguments.get(name) != proposal.arguments.get(name)
+    ]
+    returned = old.changes_requested
+    return {
+        "proposal_id": old.proposal_id,
+        "rows": rows,
+        "suggestion": None if returned is None else returned.suggestion,
+        "by": None if returned is None else returned.approver,
+        "seen": True,
     }
 
 

@@ -38,6 +38,7 @@ def N_(message: str) -> str:
 STATUS_NAMES = {
     "awaiting_confirmation": N_("Awaiting confirmation"),
     "declined": N_("Rejected"),
+    "changes_requested": N_("Changes requested"),
     "cancelled": N_("Cancelled"),
     "expired": N_("Expired"),
     "confirmed": N_("Confirmed"),
@@ -53,6 +54,7 @@ STATUS_NAMES = {
 }
 WORDS = (
     *(N_("low"), N_("medium"), N_("high"), N_("critical"), N_("approve"), N_("reject")),
+    N_("request_changes"),
     *(N_("Wrong amount"), N_("Wrong target or recipient"), N_("Against policy")),
     *(N_("Looks suspicious"), N_("Other (explain below)")),
     *(N_("approving it needs the value re-typed"), N_("approving it needs the identity provider")),
