@@ -132,6 +132,9 @@ class Decision:
     """For ``request_changes``: argument fields with the values the reviewer suggests."""
 
 
+DELEGATE_CODE = "delegate"
+
+
 @dataclass(frozen=True, slots=True)
 class Approval:
     """One recorded decision on a proposal."""
@@ -142,6 +145,22 @@ class Approval:
     reason_code: str | None
     reason: str | None
     decided_at: datetime
+
+    @property
+    def delegate_of(self) -> str | None:
+        """Whom the approver stood in for (a delegation), kept as ``reason_code="delegate"``
+        with the delegator in ``reason``; ``None`` when they decided as themselves."""
+        if self.kind is DecisionKind.APPROVE and self.reason_code == DELEGATE_CODE:
+            return self.reason
+        return None
+
+    def label(self) -> str:
+        """``bob, as delegate of alice`` — or just the approver."""
+        return (
+            self.approver
+            if self.delegate_of is None
+            else (f"{self.approver}, as delegate of {self.delegate_of}")
+        )
 
     @property
     def suggestion(self) -> dict[str, Any] | None:
@@ -218,6 +237,15 @@ class Receipt:
     provider_reference: str | None
     approvers: tuple[str, ...]
     completed_at: datetime | None
+    on_behalf_of: tuple[tuple[str, str], ...] = ()
+    """(approver, delegator) for each approver who stood in for someone (a delegation)."""
+
+    def approver_labels(self) -> tuple[str, ...]:
+        """``bob, as delegate of alice`` for a delegate, else the approver."""
+        stood_in = dict(self.on_behalf_of)
+        return tuple(
+            a if a not in stood_in else f"{a}, as delegate of {stood_in[a]}" for a in self.approvers
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,3 +62,21 @@ def test_one_message_copy_per_conversation(backend: Backend) -> None:  # noqa: F
         assert tx.add_channel_message(copy) is False
     with backend.store.read() as tx:
         assert tx.channel_messages("slack", "prop_1") == [copy]
+
+
+def test_delegations_read_alike_on_both_stores(backend: Backend) -> None:  # noqa: F811
+    from signoff.identity import StoreRoleDirectory
+
+    directory = StoreRoleDirectory(backend.store, mode="grants", clock=backend.clock)
+    directory.grant("acme", "alice", "refund_approver", by="olga")
+    now = backend.clock.now()
+    made = directory.delegate(
+        "acme", "alice", "bob", "refund_approver",
+        starts_at=now, ends_at=now + timedelta(hours=1), by="alice",
+    )  # fmt: skip
+    assert directory.delegator_of("acme", "bob", "refund_approver") == "alice"
+    assert directory.holds_role("acme", "bob", "refund_approver")
+    backend.clock.advance(timedelta(hours=1))
+    assert not directory.holds_role("acme", "bob", "refund_approver")
+    assert directory.end_delegation("acme", made.delegation_id, by="alice") is True
+    assert [d.ended_at is not None for d in directory.delegations("acme")] == [True]

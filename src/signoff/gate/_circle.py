@@ -10,7 +10,7 @@ from __future__ import annotations
 from signoff._directory import RoleDirectory
 from signoff._model import Execution, Principal, Proposal
 from signoff.exceptions import NotFound
-from signoff.gate._policy import holds_role
+from signoff.gate._policy import claimed_roles, holds_role
 from signoff.store._sql import Circle, SqlTransaction
 
 AUDITOR_ROLE = "auditor"
@@ -37,7 +37,8 @@ def circle_of(principal: Principal, directory: RoleDirectory | None) -> Circle:
     """The caller as a store filter: the roles they hold now, and whether they see all."""
     if principal.is_agent:
         return Circle(principal.subject, True, ())
-    roles = tuple(sorted(r for r in principal.roles if holds_role(principal, r, directory)))
+    claimed = claimed_roles(principal, directory)
+    roles = tuple(sorted(r for r in claimed if holds_role(principal, r, directory)))
     whole = any(r in roles for r in WHOLE_TENANT_ROLES)
     return Circle(principal.subject, False, roles, whole_tenant=whole)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from signoff._clock import from_micros, to_micros
 from signoff._model import (
+    DELEGATE_CODE,
     Approval,
     Decision,
     DecisionKind,
@@ -44,10 +45,12 @@ from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
     REQUESTER_STEP,
+    acting_for,
     approvals_complete,
     check_role,
     check_surface,
     decision_step,
+    with_delegated_roles,
 )
 from signoff.gate._signed import handed_token, token_for_record
 from signoff.gate._tokens import issued_token
@@ -117,6 +120,8 @@ class _Checked:
     """The role entries the checks read: the write's premises."""
     device: DeviceApproval | None
     """A verified device signature; its sign counter moves with the write."""
+    delegator: str | None = None
+    """Whom the decider stands in for (a delegation of the required role), if anyone."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -139,13 +144,20 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         record = tx.idempotency(principal.tenant, request.scope, request.key)
         if record is not None:
             return _replay(ctx, tx, request, record)
-        proposal = load_visible(tx, principal, request.proposal_id, None)
+        # Seen with delegated roles too (out of office); decided as the person they are.
+        seen_as = with_delegated_roles(principal, ctx.directory_in(tx))
+        proposal = load_visible(tx, seen_as, request.proposal_id, None)
         now = ctx.now_micros()
         if _check_open(proposal, request.decision, now):
             return _Expired(proposal, now)
-        step = _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
+        directory = ctx.directory_in(tx)
+        step = _check_entitled(ctx, request, proposal, directory)
         device = check_device(tx, principal, proposal, request.decision)
-        return _Checked(proposal, step, tx.roles_read(), device)
+        role = proposal.required_role
+        delegator = None
+        if step != REQUESTER_STEP and role is not None:
+            delegator = acting_for(principal, role, directory)
+        return _Checked(proposal, step, tx.roles_read(), device, delegator)
 
 
 def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, directory: Any) -> str:
@@ -168,7 +180,8 @@ def _replay(
         )
     assert record.proposal_id is not None
     principal = request.principal
-    proposal = load_visible(tx, principal, record.proposal_id, None)
+    seen_as = with_delegated_roles(principal, ctx.directory_in(tx))
+    proposal = load_visible(tx, seen_as, record.proposal_id, None)
     mine = next((a for a in proposal.approvals if a.approver == principal.subject), None)
     if principal.is_agent or mine is None:
         raise SeparationOfDuties("only the person who decided can repeat their decision")
@@ -245,6 +258,11 @@ def _record(
         else decision.reason,
         decided_at=from_micros(now),
     )
+    if checked.delegator is not None and decision.kind is DecisionKind.APPROVE:
+        # An approval has no reason of its own: the row keeps whom the approver stood in for.
+        approval = dataclasses.replace(
+            approval, reason_code=DELEGATE_CODE, reason=checked.delegator
+        )
     decided = dataclasses.replace(proposal, approvals=(*proposal.approvals, approval))
     if decision.kind is DecisionKind.REJECT:
         target = ProposalStatus.DECLINED
@@ -273,7 +291,12 @@ def _record(
                 proposal_id=proposal.proposal_id,
                 actor=principal.subject,
                 data=_decision_data(
-                    proposal, approval, target, principal, device.assertion if device else None
+                    proposal,
+                    approval,
+                    target,
+                    principal,
+                    device.assertion if device else None,
+                    checked.delegator,
                 ),
             ),
             token=token,
@@ -291,6 +314,7 @@ def _decision_data(
     target: ProposalStatus,
     principal: Principal,
     device: dict[str, Any] | None = None,
+    delegator: str | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": approval.step,
@@ -305,6 +329,8 @@ def _decision_data(
         data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
     if approval.suggestion is not None:
         data["suggestion"] = approval.suggestion
+    if delegator is not None:
+        data["on_behalf_of"] = delegator  # the person this decider stood in for
     return data
 
 

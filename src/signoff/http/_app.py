@@ -24,6 +24,7 @@ from signoff.gate._reconciler import ReconcileLoop
 from signoff.http import (
     _audit,
     _decisions,
+    _delegations,
     _deliveries,
     _demo,
     _executions,
@@ -92,6 +93,7 @@ def create_app(
         _inbox,
         _executions,
         _roles,
+        _delegations,
         _audit,
         _deliveries,
         _resource,

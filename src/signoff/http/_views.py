@@ -54,6 +54,9 @@ class SuggestionView(View):
 
 class ApprovalView(View):
     approver: str
+    delegate_of: str | None = Field(
+        default=None, description="Whom the approver stood in for (a delegation)"
+    )
     decision: Literal["approve", "reject", "request_changes"]
     step: str
     reason_code: str | None
@@ -122,6 +125,7 @@ class ProposalView(View):
                     reason=a.reason if a.suggestion is None else None,
                     decided_at=a.decided_at,
                     suggestion=None if a.suggestion is None else SuggestionView(**a.suggestion),
+                    delegate_of=a.delegate_of,
                 )
                 for a in proposal.approvals
             ],
@@ -230,6 +234,9 @@ class ReceiptView(View):
     provider_reference: str | None
     approvers: list[str]
     completed_at: datetime | None
+    on_behalf_of: dict[str, str] = Field(
+        default_factory=dict, description="Approver → the person they stood in for (delegation)"
+    )
 
     @classmethod
     def of(cls, receipt: Receipt) -> ReceiptView:
@@ -244,6 +251,7 @@ class ReceiptView(View):
             provider_reference=receipt.provider_reference,
             approvers=list(receipt.approvers),
             completed_at=receipt.completed_at,
+            on_behalf_of=dict(receipt.on_behalf_of),
         )
 
 

@@ -11,7 +11,7 @@ from signoff.store._pg_functions import FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -274,6 +274,23 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
             created_at BIGINT NOT NULL
         )""",
         "CREATE INDEX push_subscriptions_by_person ON push_subscriptions (tenant, subject)",
+    ),
+    # Delegations (out of office): a person's role held by another of the tenant for a window,
+    # honoured by the role directory at every step; ended early by setting ended_at.
+    9: (
+        """CREATE TABLE delegations (
+            delegation_id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            delegator TEXT NOT NULL,
+            delegate TEXT NOT NULL,
+            role TEXT NOT NULL,
+            starts_at BIGINT NOT NULL,
+            ends_at BIGINT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            ended_at BIGINT
+        )""",
+        "CREATE INDEX delegations_by_delegate ON delegations (tenant, delegate, role)",
     ),
 }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from signoff.store._q_audit import AuditEntry, AuditQueries, audit_entry
 from signoff.store._q_channels import ChannelLink, ChannelMessage, ChannelQueries, LinkCode
 from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
+from signoff.store._q_delegations import Delegation, DelegationQueries
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
@@ -46,6 +47,7 @@ class SqlTransaction(
     PasskeyQueries,
     ChannelQueries,
     PushQueries,
+    DelegationQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
@@ -60,6 +62,7 @@ __all__ = [
     "ConsumeWrite",
     "Cursor",
     "DecisionWrite",
+    "Delegation",
     "DeliveryRecord",
     "Dialect",
     "IdempotencyRecord",
