@@ -22,6 +22,7 @@ from signoff.store._sql import SqlTransaction
 
 if TYPE_CHECKING:
     from signoff.gate._proof import GateProof
+    from signoff.policy import PolicyFile, PolicySource
 
 log = logging.getLogger("signoff")
 
@@ -47,6 +48,12 @@ class GateContext:
     directory_in_store: bool = False
     """The directory's entries are rows of this store: asked inside its transactions, and
     a write step's premises (a runtime Protocol check, made once, not per request)."""
+    policies: PolicySource | None = None
+    """The policy file in force (docs/POLICIES.md); None: the tools' Python policies."""
+
+    @property
+    def policy_file(self) -> PolicyFile | None:
+        return None if self.policies is None else self.policies.current
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())

@@ -18,6 +18,7 @@ def receipt_for(proposal: Proposal, execution: Execution) -> Receipt:
         provider_reference=execution.provider_reference,
         approvers=approvers(proposal),
         completed_at=execution.updated_at if execution.status.is_terminal else None,
+        mandate=proposal.mandate,
     )
 
 

@@ -6,12 +6,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import SchemaTooNew
+from signoff.store._mandate_schema import MIGRATION as MANDATES_MIGRATION
 from signoff.store._pg_functions import FUNCTIONS
 
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -213,6 +214,10 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # outcome) as one server-side function, the audit append and its hash with it, so a
     # step is one round trip (store/_pg_functions.py). SQLite runs the same steps in-process.
     6: tuple({"postgresql": function} for function in FUNCTIONS),
+    # Policies as data and standing approvals (docs/POLICIES.md): applied policy versions,
+    # mandates with their budget and count, their decisions, each write under one, and the
+    # trigger that gives a write's amount back when it is known not to have happened.
+    7: MANDATES_MIGRATION,
 }
 
 
