@@ -38,6 +38,13 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
     default=None,
     help=CONFIG_HELP + " Env SIGNOFF_CONFIG.",
 )
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The policy file (docs/POLICIES.md); SIGHUP reloads it. Env SIGNOFF_POLICY_FILE.",
+)
 @click.option("--log-level", default=None, help="critical|error|warning|info|debug")
 @click.option(
     "--log-format",
@@ -165,12 +172,30 @@ def _prepare(settings: Settings) -> None:
     from signoff.store import open_store
 
     Authenticator.from_settings(settings)
-    if not settings.demo:
-        load_catalog(settings)
+    catalog = None if settings.demo else load_catalog(settings)
+    if settings.policy_file is not None:
+        _check_policy(settings, catalog)
     with open_store(settings.database_url) as store:
         check_writable(store, settings.database_url)
     if settings.demo:
         open_demo(settings).shop.close()
+
+
+def _check_policy(settings: Settings, catalog: Any) -> None:
+    """Refuse to start on a policy file with problems (every worker would refuse it too)."""
+    from signoff.demo import DemoShop, demo_catalog
+    from signoff.policy import PolicySource
+
+    assert settings.policy_file is not None
+    if catalog is not None:
+        PolicySource(catalog, settings.policy_file)
+        return
+    with tempfile.TemporaryDirectory(prefix="signoff-policy-") as folder:
+        shop = DemoShop(str(Path(folder) / "shop.db"))
+        try:
+            PolicySource(demo_catalog(shop), settings.policy_file)
+        finally:
+            shop.close()
 
 
 def _start_banner(settings: Settings) -> None:

@@ -271,6 +271,7 @@ def _record(
                     "mandate_digest": m.digest,
                     "args_digest": confirmed.args_digest,
                     "resource_id": confirmed.resource_id,
+                    "agent": principal.actor,
                     "amount_minor": covered.amount,
                     "currency": covered.currency,
                     "approvers": cover["approvers"],

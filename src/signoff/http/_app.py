@@ -28,6 +28,7 @@ from signoff.http import (
     _executions,
     _inbox,
     _jwks,
+    _mandates,
     _proposals,
     _resource,
     _roles,
@@ -38,6 +39,7 @@ from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
+from signoff.http._policy_reload import record_in_force, reloading_on_sighup
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
@@ -45,6 +47,7 @@ from signoff.http._settings import Settings, SettingsError
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator, StoreRoleDirectory
+from signoff.policy import PolicySource
 from signoff.store import Store, open_store
 
 DESCRIPTION = """\
@@ -87,6 +90,7 @@ def create_app(
     for module in (
         _system,
         _proposals,
+        _mandates,
         _inbox,
         _executions,
         _roles,
@@ -135,6 +139,7 @@ def _build_state(
                 demo = open_demo(settings)
                 closers.append(demo.shop.close)
             catalog = demo_catalog(demo.shop, demo.provider) if demo else load_catalog(settings)
+            policies = PolicySource(catalog, settings.policy_file)
             gate = Gate(
                 catalog,
                 store,
@@ -143,7 +148,11 @@ def _build_state(
                 proof=gate_proof(settings),
                 directory=role_directory(settings, store),
                 surfaces=settings.effective_surfaces(),
+                policy=policies,
             )
+            if settings.policy_file is not None:
+                record_in_force(gate, policies, by="signoff serve")
+                lifespans.append(partial(reloading_on_sighup, gate, policies))
             lifespans.append(partial(_reconciling, gate, settings))
             lifespans.append(partial(checkpointing, gate))
         authenticator = authenticator or Authenticator.from_settings(settings)

@@ -107,6 +107,10 @@ class Settings(BaseSettings):
         None, repr=False, description="Confirmation-token key: hex or base64, >= 32 bytes."
     )
     audience: Text = Field("signoff", description="Executor audience of confirmation tokens.")
+    policy_file: Path | None = Field(
+        None,
+        description="The policy file (who approves what; docs/POLICIES.md), reloaded on SIGHUP.",
+    )
     catalog: Text | None = Field(
         None, description="`module:factory` returning a signoff.Catalog (your tools)."
     )

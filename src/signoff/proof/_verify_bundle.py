@@ -3,7 +3,7 @@
 Order of checks: checkpoint signatures (trusted keys), consistency between
 successive checkpoints, the start of the range, then one walk over the
 events — hash recomputed, chain link, Merkle root compared at every
-checkpoint size — and finally each proposal's approvals and executions.
+checkpoint size — and finally each proposal's approvals and executions, and each mandate's writes.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from signoff.proof._bundle import Bundle, parse_bundle
 from signoff.proof._checkpoint import Checkpoint, open_checkpoint
 from signoff.proof._events import leaf_of, recomputed_hash
 from signoff.proof._jws import PublicKeys
+from signoff.proof._mandates import check_mandates
 from signoff.proof._merkle import CompactTree, leaf_hash, verify_consistency, verify_inclusion
 from signoff.proof._note import NoteRejected
 from signoff.proof._report import Report
@@ -39,6 +40,7 @@ def verify_bundle(document: Any, trusted: PublicKeys | None = None) -> Report:
     tree, prev = _start(bundle, checkpoints, report)
     _walk(bundle, tree, prev, checkpoints, report)
     check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events))
+    check_mandates(bundle.events, report)
     return report
 
 

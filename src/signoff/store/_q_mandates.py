@@ -308,3 +308,14 @@ class MandateQueries(ProposalQueries, TokenQueries, AuditQueries, RoleQueries, S
             (limit,),
         ).fetchall()
         return [PolicyVersionRecord(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+
+    def awaiting_proposals(self, *, limit: int = 1000) -> list[Proposal]:
+        """Every tenant's proposals still awaiting a decision, oldest first (policy diff)."""
+        from signoff.store._q_proposals import _PROPOSAL_COLUMNS, _proposal
+
+        rows = self.run(
+            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals p WHERE status = ? "
+            "ORDER BY created_at, proposal_id LIMIT ?",
+            ("awaiting_confirmation", limit),
+        ).fetchall()
+        return [_proposal(row, self.approvals(row[0])) for row in rows]
