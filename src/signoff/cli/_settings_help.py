@@ -20,6 +20,7 @@ SERVE_FLAGS = {
     "workers": "--workers",
     "demo": "--demo",
     "catalog": "--catalog",
+    "policy_file": "--policy",
     "log_level": "--log-level",
     "log_format": "--log-format",
     "public_url": "--public-url",
