@@ -14,8 +14,8 @@ from signoff import ApprovalPolicy, Decision, DecisionKind, Gate, Principal, Pro
 from signoff.cli._main import cli
 from signoff.exceptions import PolicyFileError, PolicyUndecidable
 from signoff.policy import (
-    Problem,
     PolicySource,
+    Problem,
     check_policy,
     parse_policy,
     policy_version,
@@ -51,27 +51,36 @@ def test_every_approval_policy_field_is_a_file_key() -> None:
     assert set(approval_fields()) == fields
 
 
-@pytest.mark.parametrize(
-    ("text", "code", "where"),
-    [
-        ("[tools.refund_ordr]\napprovals = 2\n", "unknown_tool", "tools.refund_ordr"),
-        ("[tools.refund_order]\naprovals = 2\n", "unknown_field", "tools.refund_order.aprovals"),
-        ('[defaults]\nrole = "finance team"\n', "invalid_value", "defaults.role"),
-        ("[tools.refund_order]\napprovals = 0\n", "invalid_value", "tools.refund_order.approvals"),
-        ('[tools.refund_order]\ndevice = "maybe"\n', "invalid_value", "tools.refund_order.device"),
-        ('[tools.refund_order]\nevidence = "email"\n', "invalid_value", "tools.refund_order.evidence"),
-        ('[tools.refund_order.expiry]\nsoon = "5m"\n', "invalid_value", "tools.refund_order.expiry"),
-        ("[tools.refund_order.thresholds]\nhigh = 5\n", "unknown_threshold", "tools.refund_order.thresholds.high"),
-        ('[tools.refund_order.thresholds]\nhigh_risk_minor = "x"\n', "invalid_value", "tools.refund_order.thresholds.high_risk_minor"),
-        ("[[tools.refund_order.rules]]\nwhen = \"context.args.amount_minor >\"\n", "cedar_invalid", "tools.refund_order.rules[0].when"),
-        ("[[tools.refund_order.rules]]\nwhen = \"context.args.amount > 1\"\n", "cedar_invalid", "tools.refund_order.rules 'rule 1'"),
-        ('[tools.refund_order]\nretype = ["amount"]\n', "invalid_value", "tools.refund_order.retype"),
-        ('[tools.refund_order.escalation]\nescalate_after = "1h"\n', "invalid_value", "tools.refund_order.escalation.targets"),
-        ("[tools.refund_order]\nrate = 1.5\n", "invalid_value", "<policy>"),
-        ("[tools.refund_order\n", "policy_syntax", "<policy>"),
-        ("[surprise]\nx = 1\n", "unknown_section", "surprise"),
-    ],
-)  # fmt: skip
+T = "tools.refund_order"
+CASES = [
+    ("[tools.refund_ordr]\napprovals = 2\n", "unknown_tool", "tools.refund_ordr"),
+    (f"[{T}]\naprovals = 2\n", "unknown_field", f"{T}.aprovals"),
+    ('[defaults]\nrole = "finance team"\n', "invalid_value", "defaults.role"),
+    (f"[{T}]\napprovals = 0\n", "invalid_value", f"{T}.approvals"),
+    (f'[{T}]\ndevice = "maybe"\n', "invalid_value", f"{T}.device"),
+    (f'[{T}]\nevidence = "email"\n', "invalid_value", f"{T}.evidence"),
+    (f'[{T}.expiry]\nsoon = "5m"\n', "invalid_value", f"{T}.expiry"),
+    (f"[{T}.thresholds]\nhigh = 5\n", "unknown_threshold", f"{T}.thresholds.high"),
+    (
+        f'[{T}.thresholds]\nhigh_risk_minor = "x"\n',
+        "invalid_value",
+        f"{T}.thresholds.high_risk_minor",
+    ),
+    (
+        f'[[{T}.rules]]\nwhen = "context.args.amount_minor >"\n',
+        "cedar_invalid",
+        f"{T}.rules[0].when",
+    ),
+    (f'[[{T}.rules]]\nwhen = "context.args.amount > 1"\n', "cedar_invalid", f"{T}.rules 'rule 1'"),
+    (f'[{T}]\nretype = ["amount"]\n', "invalid_value", f"{T}.retype"),
+    (f'[{T}.escalation]\nescalate_after = "1h"\n', "invalid_value", f"{T}.escalation.targets"),
+    (f"[{T}]\nrate = 1.5\n", "invalid_value", "<policy>"),
+    (f"[{T}\n", "policy_syntax", "<policy>"),
+    ("[surprise]\nx = 1\n", "unknown_section", "surprise"),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "where"), CASES)
 def test_check_names_each_problem(world: World, text: str, code: str, where: str) -> None:
     found = [(p.code, p.where) for p in problems_of(world, text)]
     assert (code, where) in found, found
