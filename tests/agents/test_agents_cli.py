@@ -16,6 +16,7 @@ NAMES = [
     "request_add_order_note_confirmation",
     "execute_confirmed_add_order_note",
     "get_proposal_status",
+    "get_mandate_status",
 ]
 
 
