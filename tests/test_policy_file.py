@@ -87,7 +87,7 @@ def test_check_names_each_problem(world: World, text: str, code: str, where: str
 
 
 def test_a_valid_file_has_no_problems_and_upstreams_go_to_their_checker(world: World) -> None:
-    text = Path("docs/examples/policy.toml").read_text()
+    text = (Path(__file__).parent.parent / "examples" / "policy.toml").read_text()
     parsed, problems = parse_with_problems(text)
     assert parsed is not None and problems == []
     seen = []

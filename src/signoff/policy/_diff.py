@@ -40,6 +40,8 @@ def document_changes(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str
         where = f"{prefix}{key}"
         if key not in new:
             lines.append(f"- {where}")
+        elif key not in old and isinstance(new[key], dict):
+            lines += document_changes({}, new[key], f"{where}.")
         elif key not in old:
             lines.append(f"+ {where} = {new[key]!r}")
         elif isinstance(old[key], dict) and isinstance(new[key], dict):
