@@ -256,7 +256,11 @@ def propose_mandate(
 def read_mandate(ctx: GateContext, principal: Principal, mandate_id: str) -> MandateState:
     with ctx.store.read() as tx:
         record = load_visible_mandate(tx, principal, mandate_id, ctx.directory_in(tx))
-        return state_of(record, tuple(tx.mandate_writes(mandate_id)))
+        writes = tuple(tx.mandate_writes(mandate_id))
+    if record.status in (AWAITING, ACTIVE) and ctx.now_micros() >= record.expires_at:
+        # Past its window it covers nothing, whether or not a write has recorded that yet.
+        record = dataclasses.replace(record, status=EXPIRED)
+    return state_of(record, writes)
 
 
 def decide_mandate(

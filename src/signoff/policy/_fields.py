@@ -98,8 +98,9 @@ CHECKS: dict[str, Callable[[Any], None]] = {
 """Field name → an extra check of the coerced value (a ValueError says what is wrong)."""
 
 
+@functools.cache
 def approval_fields() -> dict[str, Coerce]:
-    """``ApprovalPolicy``'s fields a file may set, with their coercion."""
+    """``ApprovalPolicy``'s fields a file may set, with their coercion (read once)."""
     hints = typing.get_type_hints(ApprovalPolicy)
     fields: dict[str, Coerce] = {}
     for field in dataclasses.fields(ApprovalPolicy):
