@@ -331,3 +331,22 @@ def test_the_policy_may_send_an_uncovered_write_to_a_person(m: Mandates) -> None
         APPROVER, proposal.proposal_id, Decision(DecisionKind.APPROVE, 1), idempotency_key="p"
     )
     assert decided.proposal.status is ProposalStatus.CONFIRMED
+
+
+def test_a_refused_write_is_evidence_in_the_chain(m: Mandates) -> None:
+    """Rule 15: the code, the constraint, who asked and what (by digest), never the arguments."""
+    mid = m.create({**DEMO, "max_amount_minor": 5000})
+    for _ in range(12):
+        with pytest.raises(MandateExceeded):
+            m.write(mid, amount=6000)
+    with m.backend.store.read() as tx:
+        refused = [e for e in tx.audit_events(tenant="acme") if e.kind == "mandate.refused"]
+    assert len(refused) == 10  # then counted only
+    first = refused[0].payload()
+    assert (first["mandate_id"], first["code"], first["constraint"]) == (
+        mid,
+        "mandate_exceeded",
+        "max_amount_minor",
+    )
+    assert refused[0].actor == AGENT.label() and "amount_minor" not in first
+    assert refused[-1].payload()["further_refusals_counted_only"] is True

@@ -41,6 +41,7 @@ from signoff.gate._mandate import (
 )
 from signoff.gate._policy import approvals_complete, approvers_who_lost_role, role_step
 from signoff.gate._propose import created_event, record_new
+from signoff.gate._refusals import MAX_AUDITED_PER_CODE
 from signoff.gate._tokens import issued_token
 from signoff.policy import Constraints, EffectivePolicy, mandate_coverage, mandate_digest
 from signoff.store._sql import (
@@ -88,6 +89,7 @@ def propose_under_mandate(
                 approvers=found.lost,
             )
         if isinstance(found, Refusal):
+            _evidence(ctx, principal, proposal, mandate_id, found)
             if policy.mandate_fallback and not isinstance(found, NotFound):
                 return _fall_back(ctx, principal, proposal, found)
             raise found
@@ -299,6 +301,42 @@ def _end(ctx: GateContext, ended: _Ended, tx: SqlTransaction) -> None:
         actor=None,
         data={"approvers": ended.lost},
     )
+
+
+def _evidence(
+    ctx: GateContext, principal: Principal, proposal: Proposal, mandate_id: str, refusal: Refusal
+) -> None:
+    """Rule 15: a refused write under an existing mandate is a ``mandate.refused`` event in
+    the tenant's chain (the first ten per mandate and code; the rest are counted)."""
+
+    def step(tx: SqlTransaction) -> None:
+        if tx.mandate(proposal.tenant, mandate_id) is None:
+            return  # no such mandate in this tenant: nothing to attach the evidence to
+        now = ctx.now_micros()
+        count = tx.count_refusal(mandate_id, refusal.code, now)
+        if count > MAX_AUDITED_PER_CODE:
+            return
+        tx.append_audit(
+            tenant=proposal.tenant,
+            at=now,
+            kind="mandate.refused",
+            actor=principal.label(),
+            data={
+                "mandate_id": mandate_id,
+                "code": refusal.code,
+                "constraint": refusal.details.get("constraint"),
+                "tool": proposal.tool,
+                "args_digest": proposal.args_digest,
+                "resource_id": proposal.resource_id,
+                "count": count,
+                "further_refusals_counted_only": count == MAX_AUDITED_PER_CODE,
+            },
+        )
+
+    try:
+        ctx.write(step)
+    except Exception as exc:  # the refusal stands; only its evidence could not be written
+        log.error("could not record a %s refusal: %s", refusal.code, type(exc).__name__)
 
 
 def _fall_back(

@@ -24,9 +24,9 @@ from signoff.policy._source import PolicySource
 
 __all__ = [
     "CONSTRAINTS",
+    "DEFAULT_SECTIONS",
     "Condition",
     "Constraints",
-    "DEFAULT_SECTIONS",
     "EffectivePolicy",
     "Layer",
     "PolicyFile",
