@@ -14,34 +14,21 @@ which gives their amounts back. Writes under it: ``_mandate_debit``.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from datetime import timedelta
 from functools import partial
 from typing import Any
 
 from signoff._clock import from_micros
 from signoff._directory import RoleDirectory
-from signoff._model import (
-    Approval,
-    Decision,
-    DecisionKind,
-    Principal,
-    Proposal,
-    ProposalStatus,
-)
-from signoff.catalog._types import Preview, PreviewField, Risk, RiskLevel
+from signoff._model import Approval, Decision, DecisionKind, Principal
 from signoff.exceptions import (
-    Forbidden,
     IdempotencyKeyReused,
     InvalidRequest,
     InvalidState,
     MandateExpired,
     MandateNotApplicable,
-    NotFound,
     SeparationOfDuties,
     VersionConflict,
 )
-from signoff.gate._circle import ADMIN_ROLE, may_see
 from signoff.gate._context import GateContext, idempotency_scope, log
 from signoff.gate._decision_checks import (
     check_retyped,
@@ -50,120 +37,41 @@ from signoff.gate._decision_checks import (
     validate_decision,
 )
 from signoff.gate._device import check_device
-from signoff.gate._policy import approvals_complete, check_surface, decision_step, holds_role
-from signoff.policy import Constraints, mandate_digest, mandate_policy
-from signoff.store._sql import (
-    IdempotencyRecord,
-    MandateRecord,
-    MandateWriteRecord,
-    PremiseFailed,
-    SqlTransaction,
+from signoff.gate._mandate_end import end_mandate, revoke_mandate
+from signoff.gate._mandate_view import (
+    ACTIVE,
+    AWAITING,
+    DECLINED,
+    EXPIRED,
+    REVOKED,
+    MandateState,
+    as_proposal,
+    load_visible_mandate,
+    mandate_preview,
+    state_of,
 )
+from signoff.gate._policy import approvals_complete, check_surface, decision_step
+from signoff.policy import Constraints, mandate_digest, mandate_policy
+from signoff.store._sql import IdempotencyRecord, MandateRecord, PremiseFailed, SqlTransaction
 
-AWAITING = "awaiting_confirmation"
-ACTIVE = "active"
-DECLINED = "declined"
-REVOKED = "revoked"
-EXPIRED = "expired"
-MAX_REASON = 2000
 DECIDE_MANDATE = "decide_mandate"
-_VIEW_STATUS = {
-    AWAITING: ProposalStatus.AWAITING_CONFIRMATION,
-    ACTIVE: ProposalStatus.CONFIRMED,
-    DECLINED: ProposalStatus.DECLINED,
-    REVOKED: ProposalStatus.REVOKED,
-    EXPIRED: ProposalStatus.EXPIRED,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class MandateState:
-    """A mandate as its circle may read it: the record, what is left, its writes."""
-
-    record: MandateRecord
-    remaining_amount_minor: int | None
-    remaining_count: int | None
-    writes: tuple[MandateWriteRecord, ...] = ()
-    duplicate: bool = False
-
-    @property
-    def status(self) -> str:
-        return self.record.status
-
-
-def state_of(record: MandateRecord, writes: tuple[MandateWriteRecord, ...] = ()) -> MandateState:
-    amount, count = Constraints.from_dict(record.constraints).remaining(
-        record.spent_minor, record.used
-    )
-    return MandateState(record, amount, count, writes)
-
-
-def as_proposal(m: MandateRecord) -> Proposal:
-    """The mandate as the decision checks read a proposal: its id, digest, policy, approvals."""
-    return Proposal(
-        proposal_id=m.mandate_id,
-        action_id=m.mandate_id,
-        tenant=m.tenant,
-        requester_subject=m.requester_subject,
-        requester_actor=m.requester_actor,
-        tool=m.tool,
-        tool_version=m.tool_version,
-        arguments=dict(m.constraints),
-        args_digest=m.digest,
-        resource_id=f"mandate:{m.tool}",
-        state_version=str(m.version),
-        state={"summary": {}, "beneficiary": None},
-        risk=Risk(RiskLevel.HIGH, ("a standing approval covers several writes",)),
-        policy=m.policy,
-        preview=mandate_preview(m),
-        rationale=None,
-        request_key="",
-        status=_VIEW_STATUS.get(m.status, ProposalStatus.REVOKED),
-        version=m.version,
-        created_at=from_micros(m.created_at),
-        expires_at=from_micros(m.expires_at),
-        approvals=m.approvals,
-    )
-
-
-def mandate_preview(m: MandateRecord) -> Preview:
-    """What the approver reads: every constraint, the tool and the window."""
-    c = m.constraints
-    currency = c.get("currency")
-    money = (lambda v: f"{v} {currency} minor units") if currency else str
-    fields = [PreviewField("tool", "Tool", m.tool)]
-    labels = {
-        "currency": ("Currency", str),
-        "max_amount_minor": ("Most per write", money),
-        "total_amount_minor": ("Budget, in total", money),
-        "max_count": ("Writes, at most", str),
-        "resources": ("Only these resources", lambda v: ", ".join(v)),
-        "agents": ("Only these agents", lambda v: ", ".join(v)),
-    }
-    for name, (label, show) in labels.items():
-        if name in c:
-            fields.append(PreviewField(name, label, c[name], show(c[name])))
-    agents = ", ".join(c["agents"]) if "agents" in c else f"any agent of {m.requester_subject}"
-    return Preview(
-        title=f"Standing approval for {m.tool}",
-        description=(
-            f"{agents} may run {m.tool} without asking again, within these limits, until "
-            f"{from_micros(m.expires_at).isoformat()}."
-        ),
-        fields=tuple(fields),
-        impact="Each write under it is confirmed without a person and debits what is left.",
-        reversibility="Revocable at any time; writes already started are not undone.",
-    )
-
-
-def load_visible_mandate(
-    tx: SqlTransaction, principal: Principal, mandate_id: str, directory: RoleDirectory | None
-) -> MandateRecord:
-    """The mandate if the caller is in its circle (rule 12); otherwise 404."""
-    record = tx.mandate(principal.tenant, mandate_id)
-    if record is None or not may_see(as_proposal(record), principal, directory):
-        raise NotFound("no such mandate", mandate_id=mandate_id)
-    return record
+__all__ = [
+    "ACTIVE",
+    "AWAITING",
+    "DECLINED",
+    "EXPIRED",
+    "REVOKED",
+    "MandateState",
+    "as_proposal",
+    "decide_mandate",
+    "end_mandate",
+    "load_visible_mandate",
+    "mandate_preview",
+    "propose_mandate",
+    "read_mandate",
+    "revoke_mandate",
+    "state_of",
+]
 
 
 def propose_mandate(
@@ -428,113 +336,3 @@ def _expire(tx: SqlTransaction, *, record: MandateRecord, now: int) -> None:
             kind="mandate.expired",
             data={"mandate_id": record.mandate_id, "expires_at": record.expires_at},
         )
-
-
-def revoke_mandate(
-    ctx: GateContext, principal: Principal, mandate_id: str, *, reason: str
-) -> MandateState:
-    """End a mandate now: the requester, an approver, a holder of its role, or an admin."""
-    if not isinstance(reason, str) or not reason or len(reason) > MAX_REASON:
-        raise InvalidRequest(f"a reason of 1 to {MAX_REASON} characters is required")
-
-    def step(tx: SqlTransaction) -> MandateState:
-        directory = ctx.directory_in(tx)
-        record = load_visible_mandate(tx, principal, mandate_id, directory)
-        if not _may_revoke(principal, record, directory):
-            raise Forbidden(
-                "revoking a mandate needs its requester, an approver, its role or signoff_admin"
-            )
-        now = ctx.now_micros()
-        if not end_mandate(
-            tx, record, now, kind="mandate.revoked", reason=reason, actor=principal.label()
-        ):
-            raise InvalidState(
-                f"the mandate is {record.status}; only an open mandate can be revoked",
-                mandate_id=mandate_id,
-                status=record.status,
-            )
-        current = tx.mandate(record.tenant, mandate_id)
-        assert current is not None
-        return state_of(current, tuple(tx.mandate_writes(mandate_id)))
-
-    return ctx.write(step)
-
-
-def _may_revoke(
-    principal: Principal, record: MandateRecord, directory: RoleDirectory | None
-) -> bool:
-    if principal.subject == record.requester_subject:
-        return True
-    if principal.is_agent:
-        return False
-    if any(a.approver == principal.subject for a in record.approvals):
-        return True
-    if holds_role(principal, ADMIN_ROLE, directory):
-        return True
-    role = record.required_role
-    return role is not None and holds_role(principal, role, directory)
-
-
-def end_mandate(
-    tx: SqlTransaction,
-    record: MandateRecord,
-    now: int,
-    *,
-    kind: str,
-    reason: str,
-    actor: str | None,
-    data: dict[str, Any] | None = None,
-) -> bool:
-    """Mark it revoked and revoke its confirmed writes not yet started (their amounts come
-    back with them); False if it was no longer open."""
-    if not tx.move_mandate(
-        record.mandate_id,
-        from_statuses=(AWAITING, ACTIVE),
-        to=REVOKED,
-        now=now,
-        ended_reason=reason,
-    ):
-        return False
-    revoked = []
-    for write in tx.mandate_writes(record.mandate_id):
-        if write.status != "held" or write.proposal_status != ProposalStatus.CONFIRMED.value:
-            continue
-        if tx.transition_proposal(
-            write.proposal_id,
-            from_statuses=(ProposalStatus.CONFIRMED,),
-            to=ProposalStatus.REVOKED,
-            now=now,
-        ):
-            tx.revoke_token(write.proposal_id)
-            tx.append_audit(
-                tenant=record.tenant,
-                at=now,
-                kind="proposal.revoked",
-                proposal_id=write.proposal_id,
-                actor=actor,
-                data={"reason": f"mandate {record.mandate_id} ended: {reason}"},
-            )
-            revoked.append(write.proposal_id)
-    tx.append_audit(
-        tenant=record.tenant,
-        at=now,
-        kind=kind,
-        actor=actor,
-        data={
-            "mandate_id": record.mandate_id,
-            "reason": reason,
-            "revoked_writes": revoked,
-            **(data or {}),
-        },
-    )
-    log.info(
-        "mandate %s ended (%s); %d confirmed writes revoked",
-        record.mandate_id,
-        reason,
-        len(revoked),
-    )
-    return True
-
-
-def mandate_ttl_left(record: MandateRecord, now: int) -> timedelta:
-    return timedelta(microseconds=max(0, record.expires_at - now))
