@@ -6,11 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 
 from signoff import Decision, DecisionKind
 from signoff.demo import FaultMode
-from signoff.proof import PublicKeys, verify_bundle
+from signoff.proof import PublicKeys, verify_bundle, verify_receipt
 from tests.conftest import AGENT, APPROVER, World, make_world
 
 DEMO = {"currency": "CNY", "max_amount_minor": 20000, "total_amount_minor": 30000, "max_count": 3}
@@ -105,3 +106,20 @@ def test_a_write_after_revocation_fails(world: World) -> None:
     world.gate.revoke_mandate(AGENT, mid, reason="done")
     _forge_write(world, mid, amount=1000)
     assert "mandate_ended" in _verify(world)
+
+
+def test_the_signed_receipt_of_a_write_names_its_mandate(world: World) -> None:
+    mid = _mandate(world)
+    result = _write(world, mid, "ord_1001", 12000)
+    assert result.signed_receipt is not None
+    proof = world.gate.proof
+    assert proof is not None
+    report = verify_receipt(result.signed_receipt, PublicKeys(proof.keys.public_jwks()))
+    assert report.ok, report.findings
+    claims = jwt.decode(result.signed_receipt, options={"verify_signature": False})
+    assert claims["mandate"]["mandate_id"] == mid
+    assert claims["mandate"]["approvers"] == ["alice"]
+    assert (claims["mandate"]["remaining_amount_minor"], claims["mandate"]["remaining_count"]) == (
+        18000,
+        2,
+    )

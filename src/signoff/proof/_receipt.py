@@ -36,7 +36,7 @@ def stated_claims(events: Sequence[AuditEvent]) -> dict[str, Any]:
         return {}
     proposal, outcome = payload_of(created), finished[-1]
     result = payload_of(outcome)
-    return {
+    claims = {
         "tenant": created.tenant,
         "proposal_id": created.proposal_id,
         "execution_id": outcome.execution_id,
@@ -50,6 +50,21 @@ def stated_claims(events: Sequence[AuditEvent]) -> dict[str, Any]:
         "provider_reference": result.get("provider_reference"),
         "outcome": result.get("status") or outcome.kind.removeprefix("execution."),
         "completed_at": outcome.at,
+    }
+    debited = next((e for e in events if e.kind == "mandate.debited"), None)
+    if debited is not None:
+        claims["mandate"] = _mandate(debited)
+    return claims
+
+
+def _mandate(event: AuditEvent) -> dict[str, Any]:
+    """A write under a standing approval: the mandate, its approvers, what was left after it."""
+    data = payload_of(event)
+    names = ("mandate_id", "mandate_digest", "approvers", "amount_minor", "currency")
+    return {
+        **{name: data.get(name) for name in names},
+        "remaining_amount_minor": data.get("remaining_amount_minor"),
+        "remaining_count": data.get("remaining_count"),
     }
 
 
