@@ -9,10 +9,13 @@ from typing import Any
 import jwt
 import pytest
 
-from signoff import Decision, DecisionKind
+from signoff import Decision, DecisionKind, Gate
 from signoff.demo import FaultMode
+from signoff.exceptions import DeviceSignatureRequired
+from signoff.policy import parse_policy
 from signoff.proof import PublicKeys, verify_bundle, verify_receipt
-from tests.conftest import AGENT, APPROVER, World, make_world
+from tests.conftest import AGENT, APPROVER, TOKEN_KEY, World, make_world
+from tests.proof.conftest import SoftAuthenticator
 
 DEMO = {"currency": "CNY", "max_amount_minor": 20000, "total_amount_minor": 30000, "max_count": 3}
 
@@ -123,3 +126,47 @@ def test_the_signed_receipt_of_a_write_names_its_mandate(world: World) -> None:
         18000,
         2,
     )
+
+
+def test_a_device_signed_mandate_approval_is_required_and_verifies_offline(
+    world: World,
+) -> None:
+    """[tools.refund_order.mandate] device = "required": the approver's passkey signs the
+    mandate's own digest; without it nothing is approved; the bundle re-checks it."""
+    gate = Gate(
+        world.gate.catalog,
+        world.store,
+        token_key=TOKEN_KEY,
+        clock=world.clock,
+        directory=world.directory,
+        proof=world.gate.proof,
+        policy=parse_policy('[tools.refund_order.mandate]\ndevice = "required"\n'),
+    )
+    device = SoftAuthenticator()
+    gate.register_passkey(
+        APPROVER,
+        credential_id=device.credential_id,
+        public_key="(COSE key)",
+        public_jwk=device.public_jwk(),
+        sign_count=0,
+    )
+    state = gate.propose_mandate(AGENT, "refund_order", DEMO, expires_in_seconds=600)
+    mid, version = state.record.mandate_id, state.record.version
+    with pytest.raises(DeviceSignatureRequired):
+        gate.decide_mandate(
+            APPROVER, mid, Decision(DecisionKind.APPROVE, version), idempotency_key="a"
+        )
+    assertion = device.approval(mid, state.record.digest, version=version)
+    for derived in ("public_key", "version"):
+        assertion.pop(derived)
+    decided = gate.decide_mandate(
+        APPROVER,
+        mid,
+        Decision(DecisionKind.APPROVE, version, device=assertion),
+        idempotency_key="b",
+    )
+    assert decided.status == "active"
+    arguments = {"order_id": "ord_1001", "amount_minor": 5000, "currency": "CNY", "reason": None}
+    proposal = gate.propose(AGENT, "refund_order", arguments, mandate_id=mid)
+    gate.execute(AGENT, proposal.proposal_id, gate.confirmation_token(AGENT, proposal.proposal_id))
+    assert _verify(world) == set()
