@@ -7,7 +7,9 @@
     │   ├── MissingExtra              an optional dependency is not installed
     │   ├── InvalidIssuer             a trusted identity issuer is configured wrongly
     │   ├── SigningKeyError           signing key file missing, unreadable or invalid
-    │   └── PolicyFileError           the policy file does not parse or names unknown things
+    │   ├── PolicyFileError           the policy file does not parse or names unknown things
+    │   ├── InvalidUpstream           an upstream MCP server (--upstream) is configured wrongly
+    │   └── InvalidGatewayPolicy      the [upstreams] part of the policy file is wrong
     ├── StoreError                    storage problem
     │   ├── StoreUnavailable          store unreachable, no outcome known   (503)
     │   ├── SchemaTooNew              database written by a newer signoff
@@ -52,6 +54,7 @@
         ├── IdempotencyKeyReused      same key, different payload            (422)
         ├── PolicyUndecidable         a policy condition failed to evaluate  (422)
         ├── RateLimited               too many proposals from one agent      (429)
+        ├── UpstreamUnavailable       an upstream MCP server cannot be reached; nothing sent (503)
         └── OutcomeUnknown            provider answer lost; look up, never re-run (503)
 
 Each class carries a stable machine ``code``; the HTTP status is a hint for the
@@ -342,3 +345,22 @@ class MandateRevoked(Revoked):
     """The mandate was revoked, declined, or ended because an approver lost the role."""
 
     code = "mandate_revoked"
+
+
+class InvalidUpstream(ConfigurationError, ValueError):
+    """An upstream MCP server's configuration (``--upstream``, ``SIGNOFF_UPSTREAMS``) is wrong."""
+
+    code = "invalid_upstream"
+
+
+class InvalidGatewayPolicy(ConfigurationError, ValueError):
+    """The ``[upstreams]`` part of the policy file cannot be used (docs/GATEWAY.md)."""
+
+    code = "invalid_gateway_policy"
+
+
+class UpstreamUnavailable(Refusal):
+    """An upstream MCP server could not be reached; the request was never sent to it."""
+
+    code = "upstream_unavailable"
+    status = 503

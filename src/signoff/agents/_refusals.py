@@ -158,6 +158,11 @@ _BY_CODE: dict[str, _Advice] = {
         "The deployment's policy could not decide on these arguments. Nothing was done. Tell the "
         "user; an operator must fix the policy.",
     ),
+    "upstream_unavailable": _Advice(
+        "check_status",
+        "The MCP server behind signoff cannot be reached; nothing was sent to it. Tell the user "
+        "and try again later; do not look for another way to do it.",
+    ),
     "store_unavailable": _Advice(
         "check_status",
         "signoff cannot reach its store and knows no outcome. Do not make a new proposal; call "

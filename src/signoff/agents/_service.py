@@ -68,6 +68,13 @@ class AgentTools:
         self.definitions: list[AgentTool] = agent_tools(gate.catalog)
         self._by_name = {tool.name: tool for tool in self.definitions}
 
+    def refresh(self) -> None:
+        """Derive the definitions from the catalog again (a gateway's catalog follows its
+        upstreams' listings)."""
+        definitions = agent_tools(self.gate.catalog)
+        self._by_name = {tool.name: tool for tool in definitions}
+        self.definitions = definitions
+
     def call(self, principal: Principal, name: str, arguments: RawArguments) -> ToolOutput:
         """Run one tool call; every protocol refusal becomes a structured answer."""
         write_tool = None

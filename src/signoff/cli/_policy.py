@@ -13,10 +13,11 @@ import getpass
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -25,7 +26,14 @@ from signoff._paths import default_database_url
 from signoff.catalog._catalog import Catalog
 from signoff.cli._errors import DASH, EXIT_ERROR
 from signoff.cli._main import DB_HELP, open_existing_store
-from signoff.policy import PolicyFile, Problem, check_policy, document_changes, pending_changes
+from signoff.policy import (
+    DEFAULT_SECTIONS,
+    PolicyFile,
+    Problem,
+    check_policy,
+    document_changes,
+    pending_changes,
+)
 from signoff.policy._file import parse_with_problems
 
 _db = click.option("--db", "url", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
@@ -43,6 +51,7 @@ HINTS = {
     "unknown_threshold": "set only the thresholds the tool declares",
     "invalid_value": "see docs/POLICIES.md for what the key accepts",
     "cedar_invalid": "fix the Cedar condition (docs/POLICIES.md, Cedar)",
+    "invalid_upstreams": "see docs/GATEWAY.md for the [upstreams] tables",
 }
 
 
@@ -126,6 +135,21 @@ def apply(
     )
 
 
+def _upstreams(section: Mapping[str, Any]) -> list[Problem]:
+    """``[upstreams]`` checked by the MCP gateway's own parser (docs/GATEWAY.md)."""
+    from signoff.exceptions import InvalidGatewayPolicy
+    from signoff.gateway._policy import parse_gateway_policy
+
+    try:
+        parse_gateway_policy({"upstreams": dict(section)})
+    except InvalidGatewayPolicy as exc:
+        return [Problem("invalid_upstreams", "upstreams", exc.message)]
+    return []
+
+
+SECTIONS = {**DEFAULT_SECTIONS, "upstreams": _upstreams}
+
+
 def _checked(
     file: str, catalog: str | None, demo: bool | None, *, tools: Catalog | None = None
 ) -> PolicyFile:
@@ -137,9 +161,9 @@ def _checked(
     if parsed is not None:
         if tools is None:
             with _catalog_for(catalog, demo) as loaded:
-                problems += check_policy(parsed, loaded)
+                problems += check_policy(parsed, loaded, sections=SECTIONS)
         else:
-            problems += check_policy(parsed, tools)
+            problems += check_policy(parsed, tools, sections=SECTIONS)
     if problems or parsed is None:
         _fail(problems)
     assert parsed is not None

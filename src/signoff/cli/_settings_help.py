@@ -25,6 +25,7 @@ SERVE_FLAGS = {
     "log_format": "--log-format",
     "public_url": "--public-url",
     "reconcile_interval_seconds": "--reconcile-interval",
+    "upstreams": "--upstream",
 }
 
 

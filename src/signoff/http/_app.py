@@ -21,6 +21,7 @@ from signoff.catalog._catalog import Catalog
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
+from signoff.gateway import Gateway, load_gateway_policy
 from signoff.http import (
     _audit,
     _deliveries,
@@ -138,7 +139,12 @@ def _build_state(
             if settings.demo and demo is None:
                 demo = open_demo(settings)
                 closers.append(demo.shop.close)
-            catalog = demo_catalog(demo.shop, demo.provider) if demo else load_catalog(settings)
+            catalog = demo_catalog(demo.shop, demo.provider) if demo else native_catalog(settings)
+            if settings.upstreams:
+                gateway = open_gateway(settings, store)
+                closers.append(gateway.close)
+                catalog = gateway.catalog(catalog)
+            # One policy file: [upstreams] for the gateway, the rest for every tool.
             policies = PolicySource(catalog, settings.policy_file)
             gate = Gate(
                 catalog,
@@ -200,6 +206,19 @@ def open_demo(settings: Settings) -> DemoObjects:
     shop = DemoShop(demo_shop_path(settings.database_url))
     seed_demo_orders(shop)
     return DemoObjects(shop=shop, provider=RefundProvider(shop))
+
+
+def native_catalog(settings: Settings) -> Catalog:
+    """The configured tools; none when only upstream MCP servers are served."""
+    if settings.catalog is None and settings.upstreams:
+        return Catalog()
+    return load_catalog(settings)
+
+
+def open_gateway(settings: Settings, store: Store | None) -> Gateway:
+    """Connect to the configured upstream MCP servers (docs/GATEWAY.md); all or no start."""
+    policy = load_gateway_policy(settings.policy_file)
+    return Gateway(settings.upstreams, policy, store=store).start()
 
 
 def load_catalog(settings: Settings) -> Catalog:

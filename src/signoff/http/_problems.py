@@ -19,7 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from signoff.exceptions import NotAuthenticated, OutcomeUnknown, SignoffError, StoreUnavailable
+from signoff.exceptions import (
+    NotAuthenticated,
+    OutcomeUnknown,
+    SignoffError,
+    StoreUnavailable,
+    UpstreamUnavailable,
+)
 from signoff.http._metrics import PROBLEM_CODE_SCOPE_KEY
 from signoff.http._resource import challenge
 from signoff.http._state import AppState
@@ -113,7 +119,7 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
         headers["Retry-After"] = "1"
     if isinstance(exc.details.get("retry_after_seconds"), int):
         headers["Retry-After"] = str(exc.details["retry_after_seconds"])
-    if exc.status < 500 or isinstance(exc, StoreUnavailable | OutcomeUnknown):
+    if exc.status < 500 or isinstance(exc, StoreUnavailable | OutcomeUnknown | UpstreamUnavailable):
         return problem(
             status,
             exc.code,
@@ -140,7 +146,9 @@ def _counted(scope: Scope, response: ProblemResponse) -> ProblemResponse:
 
 
 async def _on_signoff_error(request: Request, exc: SignoffError) -> ProblemResponse:
-    if exc.status >= 500 and not isinstance(exc, StoreUnavailable | OutcomeUnknown):
+    if exc.status >= 500 and not isinstance(
+        exc, StoreUnavailable | OutcomeUnknown | UpstreamUnavailable
+    ):
         log.error("internal signoff error on %s %s: %r", request.method, request.url.path, exc)
     response = error_problem(exc, instance=request.url.path)
     state = getattr(request.app.state, "signoff", None)

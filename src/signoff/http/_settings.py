@@ -27,6 +27,7 @@ from pydantic_settings import (
 
 from signoff._paths import default_database_url
 from signoff.exceptions import ConfigurationError, SigningKeyError
+from signoff.gateway._config import UpstreamSpec, parse_upstreams
 from signoff.http._settings_values import (
     PUBLIC_ALGORITHMS,
     PublicKey,
@@ -107,10 +108,6 @@ class Settings(BaseSettings):
         None, repr=False, description="Confirmation-token key: hex or base64, >= 32 bytes."
     )
     audience: Text = Field("signoff", description="Executor audience of confirmation tokens.")
-    policy_file: Path | None = Field(
-        None,
-        description="The policy file (who approves what; docs/POLICIES.md), reloaded on SIGHUP.",
-    )
     catalog: Text | None = Field(
         None, description="`module:factory` returning a signoff.Catalog (your tools)."
     )
@@ -191,6 +188,19 @@ class Settings(BaseSettings):
         )
     )
 
+    upstreams: Annotated[tuple[UpstreamSpec, ...], NoDecode, BeforeValidator(parse_upstreams)] = (
+        Field(
+            (),
+            description="Upstream MCP servers to stand in front of: a JSON object of NAME → "
+            "command, URL or table; `--upstream NAME=…` adds one (docs/GATEWAY.md).",
+        )
+    )
+    policy_file: Path | None = Field(
+        None,
+        description="The policy file (who approves what, docs/POLICIES.md; its `[upstreams]` "
+        "tables classify upstream tools, docs/GATEWAY.md), reloaded on SIGHUP.",
+    )
+
     ALIASES: ClassVar[dict[str, str]] = {"db": "database_url", "database": "database_url"}
 
     @classmethod
@@ -264,7 +274,7 @@ class Settings(BaseSettings):
             gaps.append(_MISSING["jwt_issuer"])
         if not own_key and not self.issuers:
             gaps.append(_MISSING["jwt_key"])
-        if self.catalog is None and not self.demo:
+        if self.catalog is None and not self.demo and not self.upstreams:
             gaps.append(_MISSING["catalog"])
         return gaps
 
@@ -311,7 +321,7 @@ _MISSING = {
     "jwt_issuer": "SIGNOFF_JWT_ISSUER is required outside --demo",
     "jwt_key": "no JWT verification key: set SIGNOFF_ISSUERS, SIGNOFF_JWT_PUBLIC_KEYS, "
     "SIGNOFF_JWT_JWKS_FILE or (development) SIGNOFF_JWT_HS256_SECRET",
-    "catalog": "SIGNOFF_CATALOG (module:factory) is required outside --demo",
+    "catalog": "SIGNOFF_CATALOG (module:factory) or SIGNOFF_UPSTREAMS is required outside --demo",
     "signing_keys": "signed tokens need SIGNOFF_SIGNING_KEYS_FILE (`signoff keys generate`)",
 }
 
