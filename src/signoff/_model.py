@@ -179,6 +179,18 @@ class Proposal:
         role = self.policy.get("role")
         return role if isinstance(role, str) else None
 
+    @property
+    def policy_version(self) -> str:
+        """The digest of the effective policy it was proposed under (its token binds it)."""
+        return str(self.policy.get("version", ""))
+
+    @property
+    def mandate(self) -> dict[str, Any] | None:
+        """For a write confirmed under a standing approval: the mandate, its approvers, what
+        this write debited and what was left after it (kept with the snapshot)."""
+        cover = self.state.get("mandate")
+        return cover if isinstance(cover, dict) else None
+
 
 @dataclass(frozen=True, slots=True)
 class Receipt:
@@ -196,6 +208,8 @@ class Receipt:
     completed_at: datetime | None
     items: tuple[ItemOutcome, ...] = ()
     """A batch: each item's outcome, request key and provider reference, on its own."""
+    mandate: dict[str, Any] | None = None
+    """A write under a mandate: its id, approvers, the amount and the budget left after it."""
 
 
 @dataclass(frozen=True, slots=True)

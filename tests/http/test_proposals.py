@@ -27,6 +27,9 @@ PROPOSAL_FIELDS = {
     "untrusted_rationale",
     "created_at",
     "expires_at",
+    "policy_version",
+    "mandate",
+    "mandate_refusal",
 }
 
 

@@ -234,6 +234,44 @@ REFUSAL: dict[str, Any] = {
 }
 
 
+MANDATE: dict[str, Any] = {
+    "type": "object",
+    "description": "A standing approval: what is left of it, and every write under it.",
+    "properties": {
+        "kind": {"const": "mandate"},
+        "mandate_id": _STRING,
+        "status": {
+            "type": "string",
+            "enum": ["awaiting_confirmation", "active", "declined", "revoked", "expired"],
+        },
+        "tool": _STRING,
+        "constraints": {"type": "object"},
+        "approvers": {"type": "array", "items": _STRING},
+        "remaining_amount_minor": {"type": ["integer", "null"]},
+        "remaining_count": {"type": ["integer", "null"]},
+        "expires_at": _STRING,
+        "ended_reason": _NULLABLE_STRING,
+        "writes": {
+            "type": "array",
+            "description": "Every write under it: held (counted) or returned (did not happen).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "proposal_id": _STRING,
+                    "amount_minor": {"type": ["integer", "null"]},
+                    "currency": _NULLABLE_STRING,
+                    "budget": {"type": "string", "enum": ["held", "returned"]},
+                    "proposal_status": _STRING,
+                },
+                "required": ["proposal_id", "budget", "proposal_status"],
+            },
+        },
+        "next_step": _STRING,
+    },
+    "required": ["kind", "mandate_id", "status", "tool", "writes", "next_step"],
+}
+
+
 def one_of(*variants: dict[str, Any]) -> dict[str, Any]:
     """An object schema that is exactly one of the given shapes (an MCP outputSchema root)."""
     return {"type": "object", "oneOf": list(variants)}
@@ -242,3 +280,4 @@ def one_of(*variants: dict[str, Any]) -> dict[str, Any]:
 REQUEST_OUTPUT = one_of(PROPOSAL, CLARIFICATION, REFUSAL)
 EXECUTE_OUTPUT = one_of(EXECUTION, REFUSAL)
 STATUS_OUTPUT = one_of(PROPOSAL, REFUSAL)
+MANDATE_OUTPUT = one_of(MANDATE, REFUSAL)

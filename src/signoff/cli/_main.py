@@ -36,6 +36,7 @@ LAZY_COMMANDS = {
     "mcp": ("signoff.cli._agents:mcp_command", "Serve the MCP tools over stdio."),
     "notify": ("signoff.cli._notify:notify", "Webhook and e-mail deliveries of audit events."),
     "openapi": ("signoff.cli._openapi:openapi", "Print the OpenAPI document of the HTTP API."),
+    "policy": ("signoff.cli._policy:policy", "Check, diff and apply the policy file."),
     "reconcile": ("signoff.cli._reconcile:reconcile", "Settle stuck executions by lookup."),
     "roles": ("signoff.cli._roles:roles", "Grant, revoke and list roles in the directory."),
     "serve": ("signoff.cli._serve:serve", "Serve the HTTP API, the page and MCP."),

@@ -28,6 +28,7 @@ from signoff.gate import (
     _execute,
     _export,
     _lifecycle,
+    _mandate,
     _propose,
     _reconcile,
     _resolve,
@@ -35,10 +36,12 @@ from signoff.gate import (
 )
 from signoff.gate._context import GateContext, check_text
 from signoff.gate._hooks import ExecutionHooks, no_hooks
+from signoff.gate._mandate import MandateState
 from signoff.gate._reads import GateReads
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._refusals import audited, presented_hash
 from signoff.gate._signed_receipt import with_signed_receipt
+from signoff.policy import PolicyFile, PolicySource
 from signoff.store._base import Store
 from signoff.store._sql import CheckpointRecord, PasskeyRecord
 
@@ -57,6 +60,9 @@ class Gate(GateReads):
     ``directory`` is where roles are checked *now* (PROTOCOL rule 11); without
     one, the roles in the caller's identity token are trusted until it expires.
     ``surfaces`` lists where decisions may come from (rule 14); empty allows any.
+    ``policy`` is the deployment's policy file (docs/POLICIES.md), parsed or as a
+    :class:`~signoff.policy.PolicySource` that ``serve`` reloads; without one each tool's
+    Python policy applies.
     """
 
     def __init__(
@@ -73,9 +79,13 @@ class Gate(GateReads):
         hooks: ExecutionHooks | None = None,
         surfaces: Sequence[str] = (),
         proof: GateProof | None = None,
+        policy: PolicySource | PolicyFile | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
+        if not isinstance(policy, PolicySource):
+            policy = PolicySource.of(catalog, policy)
+        self.policies = policy
         self._ctx = GateContext(
             catalog=catalog,
             store=store,
@@ -89,6 +99,7 @@ class Gate(GateReads):
             proof=proof,
             directory_in_store=isinstance(directory, TransactionalDirectory),
             after_write=None if proof is None else _checkpoints.after_write,
+            policies=policy,
         )
         if proof is not None:
             from signoff.gate._proof import seal_with
@@ -117,10 +128,52 @@ class Gate(GateReads):
         arguments: Mapping[str, Any] | str | bytes,
         *,
         rationale: str | None = None,
+        mandate_id: str | None = None,
     ) -> Proposal:
-        """Freeze a write request into a proposal awaiting confirmation."""
+        """Freeze a write request into a proposal awaiting confirmation.
+
+        With ``mandate_id``, a write the mandate covers is confirmed at once (its budget
+        and count debited atomically); one it does not cover is refused with the
+        constraint named, or, where the policy says so, waits for a person.
+        """
         check_text(tool=tool, arguments=_text_of(arguments), rationale=rationale)
-        return _propose.propose(self._ctx, principal, tool, arguments, rationale=rationale)
+        return _propose.propose(
+            self._ctx, principal, tool, arguments, rationale=rationale, mandate_id=mandate_id
+        )
+
+    def propose_mandate(
+        self,
+        principal: Principal,
+        tool: str,
+        constraints: Mapping[str, Any],
+        *,
+        expires_in_seconds: int,
+    ) -> MandateState:
+        """Ask for a standing approval over ``tool`` within ``constraints`` (POLICIES.md)."""
+        return _mandate.propose_mandate(
+            self._ctx, principal, tool, constraints, expires_in_seconds=expires_in_seconds
+        )
+
+    def decide_mandate(
+        self,
+        principal: Principal,
+        mandate_id: str,
+        decision: Decision,
+        *,
+        idempotency_key: str,
+    ) -> MandateState:
+        """Approve or reject a mandate, exactly as a proposal's decision."""
+        return _mandate.decide_mandate(
+            self._ctx, principal, mandate_id, decision, idempotency_key=idempotency_key
+        )
+
+    def mandate(self, principal: Principal, mandate_id: str) -> MandateState:
+        """A mandate its circle may see: remaining budget and count, and its writes."""
+        return _mandate.read_mandate(self._ctx, principal, mandate_id)
+
+    def revoke_mandate(self, principal: Principal, mandate_id: str, *, reason: str) -> MandateState:
+        """End a mandate at once; its confirmed writes not yet started are revoked too."""
+        return _mandate.revoke_mandate(self._ctx, principal, mandate_id, reason=reason)
 
     def decide(
         self,

@@ -19,6 +19,7 @@ def receipt_for(proposal: Proposal, execution: Execution) -> Receipt:
         approvers=approvers(proposal),
         completed_at=execution.updated_at if execution.status.is_terminal else None,
         items=execution.items,
+        mandate=proposal.mandate,
     )
 
 

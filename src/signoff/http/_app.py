@@ -29,6 +29,7 @@ from signoff.http import (
     _executions,
     _inbox,
     _jwks,
+    _mandates,
     _proposals,
     _resource,
     _roles,
@@ -40,6 +41,7 @@ from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
+from signoff.http._policy_reload import record_in_force, reloading_on_sighup
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
@@ -48,6 +50,7 @@ from signoff.http._settings import Settings, SettingsError
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator, StoreRoleDirectory
+from signoff.policy import PolicySource
 from signoff.store import Store, open_store
 
 DESCRIPTION = """\
@@ -95,6 +98,7 @@ def create_app(
     for module in (
         _system,
         _proposals,
+        _mandates,
         _inbox,
         _executions,
         _roles,
@@ -148,6 +152,8 @@ def _build_state(
                 gateway = open_gateway(settings, store)
                 closers.append(gateway.close)
                 catalog = gateway.catalog(catalog)
+            # One policy file: [upstreams] for the gateway, the rest for every tool.
+            policies = PolicySource(catalog, settings.policy_file)
             gate = Gate(
                 catalog,
                 store,
@@ -156,7 +162,11 @@ def _build_state(
                 proof=gate_proof(settings, on_refusal=metrics.signer_refused),
                 directory=role_directory(settings, store),
                 surfaces=settings.effective_surfaces(),
+                policy=policies,
             )
+            if settings.policy_file is not None:
+                record_in_force(gate, policies, by="signoff serve")
+                lifespans.append(partial(reloading_on_sighup, gate, policies))
             lifespans.append(partial(_reconciling, gate, settings))
             lifespans.append(partial(checkpointing, gate))
         authenticator = authenticator or Authenticator.from_settings(settings)

@@ -223,8 +223,8 @@ class Settings(BaseSettings):
     )
     policy_file: Path | None = Field(
         None,
-        description="The policy file (TOML); its `[upstreams]` tables classify upstream tools "
-        "(docs/GATEWAY.md).",
+        description="The policy file (who approves what, docs/POLICIES.md; its `[upstreams]` "
+        "tables classify upstream tools, docs/GATEWAY.md), reloaded on SIGHUP.",
     )
 
     ALIASES: ClassVar[dict[str, str]] = {"db": "database_url", "database": "database_url"}

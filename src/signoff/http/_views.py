@@ -56,6 +56,21 @@ class ApprovalView(View):
     decided_at: datetime
 
 
+class MandateCoverView(View):
+    """What a write under a mandate debited, and what was left after it."""
+
+    mandate_id: str
+    approvers: list[str] = Field(description="The people who approved the mandate")
+    amount_minor: int | None
+    currency: str | None
+    remaining_amount_minor: int | None = Field(description="The budget left after this write")
+    remaining_count: int | None = Field(description="The writes left after this one")
+
+    @classmethod
+    def of(cls, cover: dict[str, Any]) -> MandateCoverView:
+        return cls.model_validate(cover)
+
+
 class ProposalView(View):
     proposal_id: str
     action_id: str
@@ -77,6 +92,16 @@ class ProposalView(View):
     )
     created_at: datetime
     expires_at: datetime
+    policy_version: str = Field(
+        "", description="Digest of the effective policy it was proposed under (its token binds it)"
+    )
+    mandate: MandateCoverView | None = Field(
+        None, description="The standing approval this write was confirmed under, if any"
+    )
+    mandate_refusal: dict[str, Any] | None = Field(
+        None,
+        description="Why the named mandate did not cover it (the policy fell back to a person)",
+    )
 
     @classmethod
     def of(cls, proposal: Proposal) -> ProposalView:
@@ -111,6 +136,9 @@ class ProposalView(View):
             untrusted_rationale=proposal.rationale,
             created_at=proposal.created_at,
             expires_at=proposal.expires_at,
+            policy_version=proposal.policy_version,
+            mandate=None if proposal.mandate is None else MandateCoverView.of(proposal.mandate),
+            mandate_refusal=proposal.state.get("mandate_refusal"),
         )
 
 
@@ -234,6 +262,9 @@ class ReceiptView(View):
         description="A batch: every item's outcome, request key and provider reference; "
         "failed items are reported on their own (empty for a single write)",
     )
+    mandate: MandateCoverView | None = Field(
+        None, description="A write under a standing approval: the mandate and the budget left"
+    )
 
     @classmethod
     def of(cls, receipt: Receipt) -> ReceiptView:
@@ -249,6 +280,7 @@ class ReceiptView(View):
             approvers=list(receipt.approvers),
             completed_at=receipt.completed_at,
             items=[ItemView.model_validate(item.to_dict()) for item in receipt.items],
+            mandate=None if receipt.mandate is None else MandateCoverView.of(receipt.mandate),
         )
 
 
@@ -348,3 +380,93 @@ class LedgerEntryView(View):
 
 class Ledger(View):
     entries: list[LedgerEntryView]
+
+
+class MandateWriteView(View):
+    proposal_id: str
+    amount_minor: int | None
+    currency: str | None
+    budget: Literal["held", "returned"] = Field(
+        description="held: counted (it happened, or may have); returned: known not to have "
+        "happened, its amount and count given back"
+    )
+    proposal_status: str
+    debited_at: datetime
+    returned_at: datetime | None
+
+
+class MandateView(View):
+    """A standing approval: its constraints, decisions, what is left and every write."""
+
+    mandate_id: str
+    status: Literal["awaiting_confirmation", "active", "declined", "revoked", "expired"]
+    version: int = Field(description="Send it back as expected_version when deciding")
+    tool: str
+    tool_version: str
+    constraints: dict[str, Any]
+    digest: str = Field(description="sha256(JCS) of tool, requester, constraints and expiry")
+    requester: RequesterView
+    required_role: str | None
+    policy_version: str
+    approvals: list[ApprovalView]
+    preview: PreviewView
+    spent_amount_minor: int
+    used_count: int
+    remaining_amount_minor: int | None
+    remaining_count: int | None
+    created_at: datetime
+    expires_at: datetime
+    ended_reason: str | None
+    writes: list[MandateWriteView] = Field(description="Its history: every write under it")
+    duplicate: bool = Field(False, description="True when this Idempotency-Key was answered before")
+
+    @classmethod
+    def of(cls, state: Any) -> MandateView:
+        """From a :class:`signoff.gate._mandate.MandateState`."""
+        from signoff.gate._mandate import mandate_preview
+
+        m = state.record
+        return cls(
+            mandate_id=m.mandate_id,
+            status=m.status,
+            version=m.version,
+            tool=m.tool,
+            tool_version=m.tool_version,
+            constraints=m.constraints,
+            digest=m.digest,
+            requester=RequesterView(subject=m.requester_subject, actor=m.requester_actor),
+            required_role=m.required_role,
+            policy_version=str(m.policy.get("version", "")),
+            approvals=[
+                ApprovalView(
+                    approver=a.approver,
+                    decision=a.kind.value,
+                    step=a.step,
+                    reason_code=a.reason_code,
+                    reason=a.reason,
+                    decided_at=a.decided_at,
+                )
+                for a in m.approvals
+            ],
+            preview=PreviewView.model_validate(mandate_preview(m).to_dict()),
+            spent_amount_minor=m.spent_minor,
+            used_count=m.used,
+            remaining_amount_minor=state.remaining_amount_minor,
+            remaining_count=state.remaining_count,
+            created_at=from_micros(m.created_at),
+            expires_at=from_micros(m.expires_at),
+            ended_reason=m.ended_reason,
+            writes=[
+                MandateWriteView(
+                    proposal_id=w.proposal_id,
+                    amount_minor=w.amount_minor,
+                    currency=w.currency,
+                    budget=w.status,
+                    proposal_status=w.proposal_status,
+                    debited_at=from_micros(w.debited_at),
+                    returned_at=None if w.returned_at is None else from_micros(w.returned_at),
+                )
+                for w in state.writes
+            ],
+            duplicate=state.duplicate,
+        )

@@ -6,12 +6,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import SchemaTooNew
+from signoff.store._mandate_schema import MIGRATION as MANDATES_MIGRATION
 from signoff.store._pg_functions import DROP_FUNCTIONS, FUNCTIONS
 
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -246,6 +247,10 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
         )""",
         "CREATE INDEX ended_sessions_expiry ON ended_sessions (expires_at)",
     ),
+    # Policies as data and standing approvals (docs/POLICIES.md): applied policy versions,
+    # mandates with their budget and count, their decisions, each write under one, and the
+    # trigger that gives a write's amount back when it is known not to have happened.
+    10: MANDATES_MIGRATION,
 }
 
 

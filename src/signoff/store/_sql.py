@@ -13,6 +13,13 @@ from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
+from signoff.store._q_mandates import (
+    MandateQueries,
+    MandateRecord,
+    MandateWrite,
+    MandateWriteRecord,
+    PolicyVersionRecord,
+)
 from signoff.store._q_passkeys import PasskeyQueries, PasskeyRecord
 from signoff.store._q_proposals import Circle, ProposalQueries
 from signoff.store._q_reads import StepReads
@@ -33,6 +40,7 @@ from signoff.store._sqlbase import Connection, Cursor, Dialect, PremiseFailed
 class SqlTransaction(
     StepQueries,
     StepReads,
+    MandateQueries,
     ProposalQueries,
     TokenQueries,
     ExecutionQueries,
@@ -60,8 +68,12 @@ __all__ = [
     "Dialect",
     "IdempotencyRecord",
     "IssuedToken",
+    "MandateRecord",
+    "MandateWrite",
+    "MandateWriteRecord",
     "OutcomeWrite",
     "PasskeyRecord",
+    "PolicyVersionRecord",
     "PremiseFailed",
     "RoleGrant",
     "SqlTransaction",

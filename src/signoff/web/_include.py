@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
 from signoff.http._state import AppState
-from signoff.web import _decide, _live, _passkeys, _proposal_pages, _sign_in
+from signoff.web import _decide, _live, _mandate_pages, _passkeys, _proposal_pages, _sign_in
 from signoff.web._errors import ErrorPages
 from signoff.web._headers import SecurityHeaders
 from signoff.web._identity import LoginProvider
@@ -34,5 +34,5 @@ def install_ui(
     app.add_middleware(ErrorPages, ui=ui, prefix=PREFIX)
     app.add_middleware(SecurityHeaders, prefix=PREFIX)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")
-    for module in (_sign_in, _proposal_pages, _decide, _live, _passkeys):
+    for module in (_sign_in, _proposal_pages, _mandate_pages, _decide, _live, _passkeys):
         app.include_router(module.router)

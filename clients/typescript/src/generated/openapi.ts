@@ -89,7 +89,8 @@ export interface paths {
         put?: never;
         /**
          * Freeze a write request into a proposal awaiting confirmation
-         * @description 422 ``clarification_needed`` carries the question to ask the person.
+         * @description 422 ``clarification_needed`` carries the question to ask the person. With
+         *     ``mandate_id``, a covered write is answered ``confirmed``: pick its token up as usual.
          */
         post: operations["createProposal"];
         delete?: never;
@@ -183,6 +184,77 @@ export interface paths {
         put?: never;
         /** The requester withdraws a proposal nobody has decided yet */
         post: operations["cancelProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a standing approval: one tool, constraints, a validity window
+         * @description Decided like a proposal; until then nothing is covered. No constraint, no mandate.
+         */
+        post: operations["createMandate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates/{mandate_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A mandate: what is left of its budget and count, and every write under it */
+        get: operations["getMandate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates/{mandate_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve or reject a mandate; a retried key answers the first decision again */
+        post: operations["decideMandate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates/{mandate_id}/revocation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a mandate now; its confirmed writes not yet started are revoked too */
+        post: operations["revokeMandate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -711,6 +783,152 @@ export interface components {
             /** Keys */
             keys: components["schemas"]["PublicJwk"][];
         };
+        /**
+         * MandateCoverView
+         * @description What a write under a mandate debited, and what was left after it.
+         */
+        MandateCoverView: {
+            /** Mandate Id */
+            mandate_id: string;
+            /**
+             * Approvers
+             * @description The people who approved the mandate
+             */
+            approvers: string[];
+            /** Amount Minor */
+            amount_minor: number | null;
+            /** Currency */
+            currency: string | null;
+            /**
+             * Remaining Amount Minor
+             * @description The budget left after this write
+             */
+            remaining_amount_minor: number | null;
+            /**
+             * Remaining Count
+             * @description The writes left after this one
+             */
+            remaining_count: number | null;
+        };
+        /** MandateRequest */
+        MandateRequest: {
+            /**
+             * Tool
+             * @description A catalog tool name
+             */
+            tool: string;
+            /**
+             * Constraints
+             * @description currency, max_amount_minor, total_amount_minor, max_count, resources, agents (docs/POLICIES.md); no constraint, no mandate
+             */
+            constraints: {
+                [key: string]: unknown;
+            };
+            /**
+             * Expires In Seconds
+             * @description The validity window, from now
+             */
+            expires_in_seconds: number;
+        };
+        /** MandateRevocationRequest */
+        MandateRevocationRequest: {
+            /** Reason */
+            reason: string;
+        };
+        /**
+         * MandateView
+         * @description A standing approval: its constraints, decisions, what is left and every write.
+         */
+        MandateView: {
+            /** Mandate Id */
+            mandate_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "awaiting_confirmation" | "active" | "declined" | "revoked" | "expired";
+            /**
+             * Version
+             * @description Send it back as expected_version when deciding
+             */
+            version: number;
+            /** Tool */
+            tool: string;
+            /** Tool Version */
+            tool_version: string;
+            /** Constraints */
+            constraints: {
+                [key: string]: unknown;
+            };
+            /**
+             * Digest
+             * @description sha256(JCS) of tool, requester, constraints and expiry
+             */
+            digest: string;
+            requester: components["schemas"]["RequesterView"];
+            /** Required Role */
+            required_role: string | null;
+            /** Policy Version */
+            policy_version: string;
+            /** Approvals */
+            approvals: components["schemas"]["ApprovalView"][];
+            preview: components["schemas"]["PreviewView"];
+            /** Spent Amount Minor */
+            spent_amount_minor: number;
+            /** Used Count */
+            used_count: number;
+            /** Remaining Amount Minor */
+            remaining_amount_minor: number | null;
+            /** Remaining Count */
+            remaining_count: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /** Ended Reason */
+            ended_reason: string | null;
+            /**
+             * Writes
+             * @description Its history: every write under it
+             */
+            writes: components["schemas"]["MandateWriteView"][];
+            /**
+             * Duplicate
+             * @description True when this Idempotency-Key was answered before
+             * @default false
+             */
+            duplicate: boolean;
+        };
+        /** MandateWriteView */
+        MandateWriteView: {
+            /** Proposal Id */
+            proposal_id: string;
+            /** Amount Minor */
+            amount_minor: number | null;
+            /** Currency */
+            currency: string | null;
+            /**
+             * Budget
+             * @description held: counted (it happened, or may have); returned: known not to have happened, its amount and count given back
+             * @enum {string}
+             */
+            budget: "held" | "returned";
+            /** Proposal Status */
+            proposal_status: string;
+            /**
+             * Debited At
+             * Format: date-time
+             */
+            debited_at: string;
+            /** Returned At */
+            returned_at: string | null;
+        };
         /** PreviewFieldView */
         PreviewFieldView: {
             /** Name */
@@ -853,6 +1071,21 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+            /**
+             * Policy Version
+             * @description Digest of the effective policy it was proposed under (its token binds it)
+             * @default
+             */
+            policy_version: string;
+            /** @description The standing approval this write was confirmed under, if any */
+            mandate?: components["schemas"]["MandateCoverView"] | null;
+            /**
+             * Mandate Refusal
+             * @description Why the named mandate did not cover it (the policy fell back to a person)
+             */
+            mandate_refusal?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** ProposeRequest */
         ProposeRequest: {
@@ -873,6 +1106,11 @@ export interface components {
              * @description The model's explanation (untrusted)
              */
             rationale?: string | null;
+            /**
+             * Mandate Id
+             * @description Confirm under this standing approval (POST /v1/mandates): a write it covers is confirmed at once; one it does not is refused naming the constraint
+             */
+            mandate_id?: string | null;
         };
         /**
          * PublicJwk
@@ -951,6 +1189,8 @@ export interface components {
              * @description A batch: every item's outcome, request key and provider reference; failed items are reported on their own (empty for a single write)
              */
             items?: components["schemas"]["ItemView"][];
+            /** @description A write under a standing approval: the mandate and the budget left */
+            mandate?: components["schemas"]["MandateCoverView"] | null;
         };
         /** RequesterView */
         RequesterView: {
@@ -1148,7 +1388,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1308,7 +1548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1326,7 +1566,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `retype_mismatch` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1466,7 +1715,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1484,7 +1733,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1493,7 +1742,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1555,7 +1804,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1573,7 +1822,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1639,7 +1888,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1657,7 +1906,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1719,7 +1968,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1737,7 +1986,322 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createMandate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MandateRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMandate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mandate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideMandate: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A unique key per logical request (IETF draft: an sf-string, "…") */
+                "Idempotency-Key": string;
+            };
+            path: {
+                mandate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeMandate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mandate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MandateRevocationRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1868,7 +2432,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1886,7 +2450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1895,7 +2459,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2028,7 +2592,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2046,7 +2610,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2112,7 +2676,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2130,7 +2694,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2196,7 +2760,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2214,7 +2778,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2265,7 +2829,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2274,7 +2838,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2335,7 +2899,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2344,7 +2908,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2405,7 +2969,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2414,7 +2978,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2479,7 +3043,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2551,7 +3115,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2614,7 +3178,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2632,7 +3196,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
