@@ -32,6 +32,7 @@ from signoff.gate._proof import GateProof, TokenForm
 from signoff.proof import (
     Checkpoint,
     ConfirmationClaims,
+    FileSignerState,
     KeySet,
     PublicKeys,
     sign_checkpoint,
@@ -81,7 +82,7 @@ def _run(mode: str, flows: int, keys: KeySet, every: int) -> tuple[float, float,
             form: TokenForm = "signed" if mode == "signed" else "opaque"
             proof = GateProof(
                 keys, issuer="bench", token_form=form, checkpoint_events=every,
-                checkpoint_seconds=3600,
+                checkpoint_seconds=3600, signer=FileSignerState(Path(folder) / "signer-state"),
             )  # fmt: skip
         gate = Gate(demo_catalog(shop, RefundProvider(shop)), store, proof=proof)
         try:
@@ -130,7 +131,8 @@ def _single_operations(keys: KeySet) -> None:
         ("sign a confirmation token (EdDSA)", lambda: sign_confirmation(keys.active_key, claims)),
         ("verify a confirmation token", lambda: verify_confirmation(
             token, public, audience="signoff", now=1)),
-        ("sign a checkpoint note", lambda: sign_checkpoint(keys.note_key(), checkpoint)),
+        ("sign a checkpoint note", lambda: sign_checkpoint(
+            keys.note_key(), checkpoint, timestamp=1)),
     ):  # fmt: skip
         print(f"  {label:<36} {_micros(call):>8.1f}")
     print(f"  signed token length: {len(token)} characters (opaque: 47)")

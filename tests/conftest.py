@@ -90,6 +90,7 @@ def make_world(path: Path, *, seed: bool = True, token_form: str = "opaque") -> 
         [
             ("acme", "alice", "refund_approver"),
             ("acme", "bob", "refund_approver"),
+            ("acme", "bob", "support"),
             ("globex", "gina", "refund_approver"),
             ("acme", "audrey", "auditor"),
             ("acme", "dave", "auditor"),

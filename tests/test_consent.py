@@ -27,12 +27,13 @@ from signoff.exceptions import (
     InvalidState,
     NotFound,
     PreviewExpired,
+    RequesterRevoked,
     SeparationOfDuties,
     StateChanged,
     TokenExpired,
 )
 from signoff.gate._reconcile import ReconcileAction
-from tests.conftest import AGENT, APPROVER, NO_ROLE, World
+from tests.conftest import AGENT, APPROVER, NO_ROLE, REFUND, World
 
 TTL = timedelta(minutes=15)
 
@@ -94,6 +95,29 @@ def test_a_retry_after_an_approver_lost_the_role_starts_no_attempt(world: World)
         world.gate.retry(AGENT, execution_id)
     assert caught.value.details["approvers"] == ["alice"]
     assert world.gate.execution(AGENT, execution_id).error_code == "approver_revoked"
+    assert world.ledger_amounts() == []
+
+
+def test_a_retry_after_the_requester_lost_the_role_starts_no_attempt(world: World) -> None:
+    """Issue 23: sam asked for a customer's refund as support staff; the directory then
+    withdrew his role: no attempt asked with it starts (the requester side of consent)."""
+    sam = Principal("sam", "acme", frozenset({"support"}), actor="agent:support-bot")
+    world.directory.grant("acme", "sam", "support")
+    proposal = world.gate.propose(sam, "refund_order", {**REFUND, "order_id": "ord_1003"})
+    assert proposal.state["requester_roles"] == ["support"]
+    token = world.approve(proposal, key="k-sam")
+    world.provider.fail_next(FaultMode.RETRYABLE)
+    execution_id = world.gate.execute(sam, proposal.proposal_id, token).execution.execution_id
+    world.directory.revoke("acme", "sam", "support")
+    with pytest.raises(RequesterRevoked) as caught:
+        world.gate.retry(sam, execution_id)
+    assert caught.value.details["roles"] == ["support"]
+    execution = world.gate.execution(sam, execution_id)
+    assert (execution.status, execution.error_code, execution.attempts) == (
+        ExecutionStatus.FAILED_TERMINAL,
+        "requester_revoked",
+        1,
+    )
     assert world.ledger_amounts() == []
 
 

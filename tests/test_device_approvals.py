@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from signoff import Decision, DecisionKind, Principal, Proposal
-from signoff.exceptions import DeviceSignatureInvalid, DeviceSignatureRequired
+from signoff.exceptions import DeviceSignatureInvalid, DeviceSignatureRequired, InvalidState
 from signoff.proof import PublicKeys, verify_bundle
 from tests.conftest import AGENT, APPROVER, APPROVER_2, World, make_world
 from tests.proof.conftest import SoftAuthenticator
@@ -173,3 +173,22 @@ def test_enrolment_is_recorded_once_with_the_public_key(
         _enrol(world, APPROVER_2, device)
     kinds = [e.kind for e in world.gate.audit_events(AUDITOR)]
     assert kinds.count("passkey.registered") == 1
+
+
+def test_an_assertion_another_key_signed_is_refused(
+    world: World, device: SoftAuthenticator
+) -> None:
+    """Everything in the assertion names this decision and alice's enrolled credential, but
+    the signature is another key's: refused, no token, nothing refunded."""
+    proposal = world.propose(**HIGH)
+    impostor = SoftAuthenticator()  # the same credential id, another private key
+    assert impostor.credential_id == device.credential_id
+    with pytest.raises(DeviceSignatureInvalid, match="does not verify"):
+        world.gate.decide(
+            APPROVER, proposal.proposal_id, _signed(impostor, proposal), idempotency_key="fake"
+        )
+    after = world.gate.proposal(AGENT, proposal.proposal_id)
+    assert (after.version, after.approvals) == (1, ())
+    with pytest.raises(InvalidState, match="no token"):
+        world.gate.confirmation_token(AGENT, proposal.proposal_id)
+    assert world.ledger_amounts() == []

@@ -9,15 +9,16 @@ EXPECTED = {
     "Approval", "ApprovalPolicy", "AsyncGate", "AuditEvent", "Catalog", "ChainReport",
     "Clarification", "Clock", "Decision", "DecisionKind", "DecisionResult", "Execution",
     "ExecutionHooks",
-    "ExecutionResult", "ExecutionStatus", "Gate", "HookPoint", "LookupOutcome", "ManualClock",
+    "ExecutionResult", "ExecutionStatus", "Gate", "HookPoint", "ItemOutcome", "LookupOutcome",
+    "ManualClock",
     "NotFoundAtProvider", "Pending", "Preview", "PreviewField", "Principal", "Proposal",
     "ProposalStatus", "ProviderOutcome", "ProviderTimeout", "RandomSource", "ReasonCode",
     "Receipt", "ReconcileAction", "ReconcileLoop", "Reconciled", "ResourceState",
     "RetryableFailure", "Risk", "RiskLevel",
     "RoleDirectory", "SQLiteStore", "SideEffect", "StaticRoleDirectory", "Store", "StrictArgs",
     "Succeeded", "SystemClock", "SystemRandom", "TerminalFailure", "WriteTool", "__version__",
-    "args_digest", "canonical_json", "open_store", "resource_set_digest", "strict_json_schema",
-    "verify_audit",
+    "args_digest", "canonical_json", "display_time", "normalize_time", "open_store",
+    "resource_set_digest", "strict_json_schema", "verify_audit",
 }  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""PostgreSQL hashes audit events server-side (migration 6): byte for byte audit._chain's hash."""
+"""PostgreSQL hashes audit events server-side (migrations 6, 7): byte for byte as in Python."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ events = st.fixed_dictionaries(
         "actor": st.none() | texts,
         "data": texts,
         "prev_hash": st.just(GENESIS) | texts,
+        "mac": st.none() | texts,
     }
 )
 
@@ -54,7 +55,7 @@ def test_server_hash_equals_event_hash(store: Any, event: dict[str, Any]) -> Non
     with store.read() as tx:
         row = tx.run(
             "SELECT signoff_event_hash(?::text, ?::bigint, ?::bigint, ?::text, ?::text, "
-            "?::text, ?::text, ?::text, ?::text)",
+            "?::text, ?::text, ?::text, ?::text, ?::text)",
             (
                 event["tenant"],
                 event["seq"],
@@ -65,6 +66,7 @@ def test_server_hash_equals_event_hash(store: Any, event: dict[str, Any]) -> Non
                 event["actor"],
                 event["data"],
                 event["prev_hash"],
+                event["mac"],
             ),
         ).fetchone()
     assert row[0] == event_hash(**event)

@@ -14,7 +14,13 @@ import pytest
 from signoff import Principal
 from signoff.audit._chain import event_hash
 from signoff.gate._proof import GateProof
-from signoff.proof import PublicKeys, verify_bundle, verify_receipt
+from signoff.proof import (
+    FileSignerState,
+    PublicKeys,
+    state_directory_for,
+    verify_bundle,
+    verify_receipt,
+)
 from signoff.proof._events import event_to_dict
 from tests.conftest import AGENT, ISSUER, REFUND, World, make_world
 
@@ -201,8 +207,13 @@ def test_cli_export_then_offline_verify_without_the_database(world: World) -> No
     import subprocess
     import sys
 
-    _refund(world)
     keys, jwks, out = world.path / "keys.json", world.path / "jwks.json", world.path / "b.json"
+    # The gate's signer keeps its state beside the key file, as `signoff serve` does.
+    signer = FileSignerState(state_directory_for(keys))
+    world.gate._ctx = dataclasses.replace(
+        world.gate._ctx, proof=dataclasses.replace(_proof(world), signer=signer)
+    )
+    _refund(world)
     _proof(world).keys.save(keys)
     jwks.write_text(json.dumps(_proof(world).keys.public_jwks()))
     db = str(world.path / "signoff.db")
@@ -225,6 +236,11 @@ def test_cli_export_then_offline_verify_without_the_database(world: World) -> No
         "audit", "export", "--db", db, "--tenant", "acme", "--out", str(out), "--keys", str(keys)
     )
     assert exported.returncode == 0, exported.stderr
+    stored = signoff("audit", "verify", "--db", db, "--jwks", str(jwks))
+    assert stored.returncode == 0, stored.stdout + stored.stderr
+    assert "signed checkpoints match the chain" in stored.stdout
+    chain_only = signoff("audit", "verify", "--db", db)
+    assert chain_only.returncode == 0 and "only the chain was checked" in chain_only.stdout
     world.store.close()
     for file in world.path.glob("signoff.db*"):
         file.unlink()

@@ -307,7 +307,37 @@ def test_one_idempotency_record_per_tenant_scope_and_key(backend: Backend) -> No
         tx.insert_idempotency("acme", "scope", "k", replace(record, fingerprint="0" * 64), 2)
     with backend.store.read() as tx:
         stored = tx.idempotency("acme", "scope", "k")
+        elsewhere = tx.idempotency("globex", "scope", "k")
     assert stored is not None and stored.fingerprint == "f" * 64
+    assert elsewhere is None  # the tenant is part of the key, in the plain read too
+
+
+def test_one_key_in_two_tenants_is_two_requests(backend: Backend) -> None:
+    """The same person, agent and Idempotency-Key in acme and globex: each tenant's decision
+    and execution is a first request, and each tenant's order is refunded once."""
+    gate = backend.gate()
+    backend.directory.grant("globex", "alice", "refund_approver")
+    orders = {"acme": "ord_1001", "globex": "ord_2001"}
+    for tenant, order in orders.items():
+        # u_42 owns no globex order: there the agent asks with the support role.
+        roles = frozenset() if tenant == "acme" else frozenset({"support"})
+        agent = replace(AGENT, tenant=tenant, roles=roles)
+        proposal = gate.propose(agent, "refund_order", {**REFUND, "order_id": order})
+        decided = gate.decide(
+            replace(APPROVER, tenant=tenant),
+            proposal.proposal_id,
+            Decision(DecisionKind.APPROVE, proposal.version),
+            idempotency_key="same",
+        )
+        assert not decided.duplicate and decided.confirmation_token is not None
+        ran = gate.execute(
+            agent, proposal.proposal_id, decided.confirmation_token, idempotency_key="same"
+        )
+        assert not ran.duplicate and ran.execution.status is ExecutionStatus.SUCCEEDED
+    assert sorted((e.tenant, e.order_id) for e in backend.provider.ledger()) == [
+        ("acme", "ord_1001"),
+        ("globex", "ord_2001"),
+    ]
 
 
 def test_one_decision_per_person_and_proposal(backend: Backend) -> None:

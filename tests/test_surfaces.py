@@ -103,3 +103,20 @@ def test_a_tool_policy_lists_its_own_surfaces_over_the_deployments(world: World)
         idempotency_key="c",
     )
     assert result.proposal.status is ProposalStatus.CONFIRMED
+
+
+def test_a_replay_through_a_surface_not_listed_is_refused(world: World) -> None:
+    """alice approved through the CRM; the same Idempotency-Key from another client system
+    is refused (403) like a first decision from there, not answered with the first one."""
+    gate = _gate(world, ("jdk8-crm",))
+    proposal = world.propose()
+    decision = Decision(DecisionKind.APPROVE, proposal.version)
+    crm = dataclasses.replace(APPROVER, client="jdk8-crm")
+    first = gate.decide(crm, proposal.proposal_id, decision, idempotency_key="crm-1")
+    assert first.confirmation_token is not None
+    elsewhere = dataclasses.replace(APPROVER, client="other-app")
+    with pytest.raises(SurfaceNotAllowed) as caught:
+        gate.decide(elsewhere, proposal.proposal_id, decision, idempotency_key="crm-1")
+    assert caught.value.details["surface"] == "other-app"
+    again = gate.decide(crm, proposal.proposal_id, decision, idempotency_key="crm-1")
+    assert again.duplicate and again.confirmation_token == first.confirmation_token

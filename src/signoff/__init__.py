@@ -26,10 +26,12 @@ if TYPE_CHECKING:
     from signoff.audit._chain import AuditEvent, ChainReport
     from signoff.catalog._catalog import Catalog
     from signoff.catalog._schema import strict_json_schema
+    from signoff.catalog._times import display_time, normalize_time
     from signoff.catalog._tool import StrictArgs, WriteTool
     from signoff.catalog._types import (
         ApprovalPolicy,
         Clarification,
+        ItemOutcome,
         LookupOutcome,
         NotFoundAtProvider,
         Pending,
@@ -72,6 +74,7 @@ __all__ = [
     "ExecutionStatus",
     "Gate",
     "HookPoint",
+    "ItemOutcome",
     "LookupOutcome",
     "ManualClock",
     "NotFoundAtProvider",
@@ -107,6 +110,8 @@ __all__ = [
     "__version__",
     "args_digest",
     "canonical_json",
+    "display_time",
+    "normalize_time",
     "open_store",
     "resource_set_digest",
     "strict_json_schema",

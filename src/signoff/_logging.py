@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from signoff._request_context import current_request_id
+from signoff._text import escaped
 
 LOG_FORMATS = ("text", "json")
 SECRET_KEYS = ("authorization", "token", "secret", "password", "cookie")
@@ -37,6 +38,14 @@ def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[
     return event
 
 
+def _escape_controls(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Every string value on one line: request data cannot forge a line or colour one."""
+    for key, value in event.items():
+        if isinstance(value, str):
+            event[key] = escaped(value)
+    return event
+
+
 def _shared_processors() -> list[Any]:
     return [
         structlog.stdlib.add_log_level,
@@ -44,6 +53,7 @@ def _shared_processors() -> list[Any]:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _add_request_id,
         _redact,
+        _escape_controls,
     ]
 
 

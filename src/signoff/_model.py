@@ -8,19 +8,22 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from signoff.catalog._types import Preview, Risk
+    from signoff.catalog._types import ItemOutcome, Preview, Risk
 
 PAGE_SURFACE = "page"
 """The surface name of the confirmation page; no identity token may claim it as its client."""
 MCP_SURFACE = "mcp"
 """The surface of in-band confirmation inside an MCP client (elicitation); reserved too."""
+API_SURFACE = "api"
+"""The surface of a bearer token that names no client (``azp``/``client_id``); reserved."""
 SLACK_SURFACE = "slack"
 """Decisions made with Slack buttons and modals (``signoff.channels``); reserved too."""
 TEAMS_SURFACE = "teams"
 """Decisions made with Microsoft Teams Adaptive Cards (``signoff.channels``); reserved too."""
 CHAT_SURFACES = frozenset({SLACK_SURFACE, TEAMS_SURFACE})
 """Surfaces where a person decides from a chat message: the policy's ``chat_max_risk`` applies."""
-RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE, *CHAT_SURFACES})
+RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE, API_SURFACE, *CHAT_SURFACES})
+"""Surface names signoff gives its own surfaces; no token's client may claim one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,14 @@ class Principal:
     the identity token was issued to (``azp``/``client_id``, e.g. ``jdk8-crm``),
     :data:`PAGE_SURFACE` for the confirmation page or :data:`MCP_SURFACE` for
     in-band confirmation; ``None`` when the token names no client.
+    ``auth_time`` and ``acr`` are when and how the identity provider last
+    authenticated the person (the token's OIDC claims), if it said so; a step-up
+    policy (``ApprovalPolicy.max_age``, ``acr_values``) decides on them.
+
+    ``issuer`` is the identity provider that vouched for the caller (the token's
+    ``iss``): a person is (issuer, subject), so a token of another issuer naming the
+    same subject is not the requester. ``signed_in_client``: for a page session, the
+    client of the token it was opened with; the surface rule applies to it as well.
     """
 
     subject: str
@@ -38,6 +49,10 @@ class Principal:
     roles: frozenset[str] = frozenset()
     actor: str | None = None
     client: str | None = None
+    auth_time: datetime | None = None
+    acr: str | None = None
+    issuer: str | None = None
+    signed_in_client: str | None = None
 
     def __post_init__(self) -> None:
         if not self.subject or not self.tenant:
@@ -222,6 +237,18 @@ class Proposal:
     def changes_requested(self) -> Approval | None:
         return next((a for a in self.approvals if a.kind is DecisionKind.REQUEST_CHANGES), None)
 
+    @property
+    def policy_version(self) -> str:
+        """The digest of the effective policy it was proposed under (its token binds it)."""
+        return str(self.policy.get("version", ""))
+
+    @property
+    def mandate(self) -> dict[str, Any] | None:
+        """For a write confirmed under a standing approval: the mandate, its approvers, what
+        this write debited and what was left after it (kept with the snapshot)."""
+        cover = self.state.get("mandate")
+        return cover if isinstance(cover, dict) else None
+
 
 @dataclass(frozen=True, slots=True)
 class Receipt:
@@ -237,6 +264,10 @@ class Receipt:
     provider_reference: str | None
     approvers: tuple[str, ...]
     completed_at: datetime | None
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: each item's outcome, request key and provider reference, on its own."""
+    mandate: dict[str, Any] | None = None
+    """A write under a mandate: its id, approvers, the amount and the budget left after it."""
     on_behalf_of: tuple[tuple[str, str], ...] = ()
     """(approver, delegator) for each approver who stood in for someone (a delegation)."""
 
@@ -263,13 +294,42 @@ class Execution:
     created_at: datetime
     updated_at: datetime
     lease_until: datetime | None = None
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: each item's outcome as the last attempt or lookup reported it."""
+
+
+NOT_STARTED = "not_started"
+"""``DecisionResult.tool_status`` while no execution of the proposal exists."""
+
+
+def audit_reference(tenant: str, seq: int) -> str:
+    """An audit event's stable id: ``<tenant>:<seq>``, its place in the tenant's hash chain."""
+    return f"{tenant}:{seq}"
 
 
 @dataclass(frozen=True, slots=True)
 class DecisionResult:
+    """The decision receipt (seed 003): what this decision did, stable across its replays.
+
+    ``audit_id`` names the decision's audit event (``<tenant>:<seq>``); ``status`` and
+    ``version`` are the proposal's as this decision left them; ``duplicate`` is true when
+    the Idempotency-Key was answered before. ``tool_status`` says where the write is *now*:
+    ``not_started`` until the requester executes, then the execution's status. ``proposal``
+    is the proposal as it is now (a replay after the write ran shows it ``succeeded``).
+    """
+
     proposal: Proposal
     duplicate: bool
+    audit_id: str
+    status: ProposalStatus
+    version: int
+    tool_status: str = NOT_STARTED
     confirmation_token: str | None = None
+
+    @property
+    def action_id(self) -> str:
+        """The business action the decision is about; the same on every replay."""
+        return self.proposal.action_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -238,8 +238,15 @@ class SignoffClient:
         return self._call("POST", path, ProposalView, retry=False)
 
     def audit(self, *, proposal_id: str | None = None) -> list[AuditEventView]:
-        params = {} if proposal_id is None else {"proposal_id": proposal_id}
-        return self._call("GET", "/v1/audit", AuditLog, params=params).events
+        """Every event (of one proposal, if named), following the pages in chain order."""
+        params: dict[str, Any] = {} if proposal_id is None else {"proposal_id": proposal_id}
+        events: list[AuditEventView] = []
+        while True:
+            page = self._call("GET", "/v1/audit", AuditLog, params=params)
+            events.extend(page.events)
+            if page.next_after is None:
+                return events
+            params = {**params, "after": page.next_after}
 
     def demo_order(self, order_id: str) -> DemoOrderView:
         return self._call("GET", f"/v1/demo/orders/{order_id}", DemoOrderView)

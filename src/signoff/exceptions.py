@@ -6,17 +6,26 @@
     │   ├── InvalidReference          `module:attr` that cannot be imported or used
     │   ├── MissingExtra              an optional dependency is not installed
     │   ├── InvalidIssuer             a trusted identity issuer is configured wrongly
-    │   └── SigningKeyError           signing key file missing, unreadable or invalid
+    │   ├── SigningKeyError           signing key file missing, unreadable or invalid
+    │   ├── PolicyFileError           the policy file does not parse or names unknown things
+    │   ├── InvalidUpstream           an upstream MCP server (--upstream) is configured wrongly
+    │   └── InvalidGatewayPolicy      the [upstreams] part of the policy file is wrong
     ├── StoreError                    storage problem
     │   ├── StoreUnavailable          store unreachable, no outcome known   (503)
     │   ├── SchemaTooNew              database written by a newer signoff
     │   └── InvalidDatabaseUrl        the database URL cannot be parsed
     ├── ProofFormatError              a bundle, receipt or JWKS file that cannot be read
+    │   └── NoTrustRoot               a verifier was given no trust root (--jwks / --trust)
+    ├── SignerRefused                 the checkpointer would not sign (nothing signed past it)
+    │   ├── CheckpointInconsistent    the log shrank or changed since the signer last signed
+    │   ├── EventUnauthenticated      an event the gate did not write (no valid MAC), or a replay
+    │   └── SignerStateMissing        the store holds checkpoints the signer has no record of
     └── Refusal                       the protocol said no; nothing changed
         ├── InvalidRequest            malformed request                      (400)
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
         │   └── UnknownTool
         ├── NotAuthenticated          identity missing or invalid            (401)
+        │   ├── StepUpRequired        the policy asks for a fresher or stronger sign-in
         │   └── InvalidChatSignature  a chat platform's request signature wrong or stale
         ├── Forbidden                                                        (403)
         │   ├── NotEntitled           approver lacks the role the policy asks
@@ -27,6 +36,7 @@
         │   ├── SurfaceNotAllowed     decision from a client system the policy does not list
         │   ├── DeviceSignatureRequired  the policy asks for the approver's passkey
         │   ├── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
+        │   ├── MandateNotApplicable  the mandate does not cover this tool, agent, resource, risk
         │   └── NotLinked             a chat user no explicit link names as a signoff person
         ├── NotFound                  no such id in the caller's tenant      (404)
         │   └── LinkCodeInvalid       a chat link code unknown, used or expired
@@ -35,20 +45,27 @@
         │   ├── InvalidState          proposal is not in a state that allows this
         │   ├── Expired               now >= expires_at (server clock)
         │   │   ├── PreviewExpired    the proposal's deadline passed before a decision
-        │   │   └── TokenExpired      the confirmation expired before this attempt
+        │   │   ├── TokenExpired      the confirmation expired before this attempt
+        │   │   └── MandateExpired    the mandate's validity window closed
         │   ├── AlreadyConsumed       the token was already used
         │   ├── Revoked               confirmation or token revoked
+        │   │   └── MandateRevoked    the mandate was revoked, or an approver lost the role
         │   ├── ApproverRevoked       an approver lost their role after approving
-        │   ├── ArgsMismatch          digest, operation or resource differ
+        │   ├── RequesterRevoked      the requester lost a role they asked with
+        │   ├── ArgsMismatch          digest, operation, resource, policy or request key differ
         │   ├── StateChanged          the business state moved since the preview
         │   ├── ExecutionInProgress   the provider call is running; do not retry
         │   ├── AttemptsExhausted     the tool's max_attempts are used up
-        │   └── IdempotencyKeyInFlight
+        │   ├── IdempotencyKeyInFlight
+        │   ├── MandateExceeded       above the mandate's per-write maximum or what is left
+        │   └── MandateExhausted      the mandate's count (or budget) is used up
         ├── ClarificationNeeded       arguments ambiguous; ask the person    (422)
         ├── RetypeMismatch            re-typed key value differs from preview (422)
         ├── NotBatchable              approving it needs re-typing, a device or the IdP (422)
         ├── IdempotencyKeyReused      same key, different payload            (422)
+        ├── PolicyUndecidable         a policy condition failed to evaluate  (422)
         ├── RateLimited               too many proposals from one agent      (429)
+        ├── UpstreamUnavailable       an upstream MCP server cannot be reached; nothing sent (503)
         └── OutcomeUnknown            provider answer lost; look up, never re-run (503)
 
 Each class carries a stable machine ``code``; the HTTP status is a hint for the
@@ -195,6 +212,12 @@ class ApproverRevoked(Conflict):
     code = "approver_revoked"
 
 
+class RequesterRevoked(Conflict):
+    """The requester no longer holds a role they held when they asked (the role directory)."""
+
+    code = "requester_revoked"
+
+
 class ArgsMismatch(Conflict):
     code = "args_mismatch"
 
@@ -256,6 +279,39 @@ class ProofFormatError(SignoffError):
     code = "proof_format"
 
 
+class NoTrustRoot(ProofFormatError):
+    """Nothing verifies without keys obtained apart from what is verified (PROTOCOL rule 16)."""
+
+    code = "no_trust_root"
+
+
+class SignerRefused(SignoffError):
+    """The checkpointer refused to sign: what it was shown is not what it can vouch for.
+
+    ``tenant`` and ``seq`` (the first event it would not cover) name where.
+    """
+
+    code = "signer_refused"
+
+
+class CheckpointInconsistent(SignerRefused):
+    """The log is shorter than, or no longer extends, the last tree the signer signed."""
+
+    code = "checkpoint_inconsistent"
+
+
+class EventUnauthenticated(SignerRefused):
+    """An event carries no valid authenticator from the gate, or repeats one (a replay)."""
+
+    code = "event_unauthenticated"
+
+
+class SignerStateMissing(SignerRefused):
+    """The store holds signed checkpoints of a log the signer's state does not know."""
+
+    code = "signer_state_missing"
+
+
 class SurfaceNotAllowed(Forbidden):
     """The decision came through a client system the policy does not list (rule 14)."""
 
@@ -290,6 +346,81 @@ class DeviceSignatureInvalid(Forbidden):
     """The assertion is for another decision, replayed (counter), or from an unknown key."""
 
     code = "device_signature_invalid"
+
+
+class StepUpRequired(NotAuthenticated):
+    """The policy asks the approver's identity provider to authenticate them again (or more
+    strongly) before this approval: ``max_age`` and ``acr_values`` say how (RFC 9470)."""
+
+    code = "step_up_required"
+
+
+class PolicyFileError(ConfigurationError):
+    """The policy file (docs/POLICIES.md) does not parse, or names unknown tools or fields.
+
+    ``problems`` lists every finding as ``{code, where, message}``.
+    """
+
+    code = "policy_invalid"
+
+
+class PolicyUndecidable(Refusal):
+    """A Cedar condition of the policy could not be evaluated on these arguments: refused,
+    never decided by a guess (fix the condition; ``signoff policy check`` validates them)."""
+
+    code = "policy_undecidable"
+    status = 422
+
+
+class MandateNotApplicable(Forbidden):
+    """The mandate does not cover this write: another tool, agent, resource, currency, risk,
+    or the policy does not let mandates cover it; ``constraint`` names which."""
+
+    code = "mandate_not_applicable"
+
+
+class MandateExceeded(Conflict):
+    """The amount is above the mandate's per-write maximum or above what is left of its
+    budget; ``constraint`` names which."""
+
+    code = "mandate_exceeded"
+
+
+class MandateExhausted(Conflict):
+    """The mandate's count (or its whole budget) is used up."""
+
+    code = "mandate_exhausted"
+
+
+class MandateExpired(Expired):
+    """The mandate's validity window closed (or it expired before anyone decided it)."""
+
+    code = "mandate_expired"
+
+
+class MandateRevoked(Revoked):
+    """The mandate was revoked, declined, or ended because an approver lost the role."""
+
+    code = "mandate_revoked"
+
+
+class InvalidUpstream(ConfigurationError, ValueError):
+    """An upstream MCP server's configuration (``--upstream``, ``SIGNOFF_UPSTREAMS``) is wrong."""
+
+    code = "invalid_upstream"
+
+
+class InvalidGatewayPolicy(ConfigurationError, ValueError):
+    """The ``[upstreams]`` part of the policy file cannot be used (docs/GATEWAY.md)."""
+
+    code = "invalid_gateway_policy"
+
+
+class UpstreamUnavailable(Refusal):
+    """An upstream MCP server could not be reached; the request was never sent to it."""
+
+    code = "upstream_unavailable"
+    status = 503
 
 
 class NotLinked(Forbidden):

@@ -2,11 +2,13 @@
 
 The small public facade a downstream executor or an auditor imports::
 
-    from signoff.verify import PublicKeys, verify_confirmation_token
+    from signoff.verify import PublicKeys, TrustRoot, verify_bundle, verify_confirmation_token
     keys = PublicKeys.from_file("jwks.json")
     claims = verify_confirmation_token(token, keys, audience="payments-executor")
+    report = verify_bundle(bundle, TrustRoot.from_file("trust.json"))
 
-It re-exports :mod:`signoff.proof`'s verifiers; nothing here touches a store.
+It re-exports :mod:`signoff.proof`'s verifiers; nothing here touches a store. Every
+verifier needs a trust root obtained apart from what it verifies (PROTOCOL rule 16).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import time
 
 from signoff.proof import (
     ConfirmationClaims,
+    Expectation,
     Finding,
     PublicKeys,
     Report,
+    TrustRoot,
     read_receipt_file,
     verify_bundle,
     verify_confirmation,
@@ -27,9 +31,11 @@ from signoff.proof import (
 
 __all__ = [
     "ConfirmationClaims",
+    "Expectation",
     "Finding",
     "PublicKeys",
     "Report",
+    "TrustRoot",
     "read_receipt_file",
     "verify_bundle",
     "verify_confirmation_token",

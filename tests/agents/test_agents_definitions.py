@@ -26,7 +26,10 @@ NAMES = [
     "execute_confirmed_refund_order",
     "request_add_order_note_confirmation",
     "execute_confirmed_add_order_note",
+    "request_suspend_account_confirmation",
+    "execute_confirmed_suspend_account",
     "get_proposal_status",
+    "get_mandate_status",
 ]
 
 

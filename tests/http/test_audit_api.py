@@ -38,7 +38,10 @@ def test_whole_tenant_log_without_filter(api: Api) -> None:
     """Without proposal_id the auditor sees the tenant's chain; other tenants see nothing."""
     api.propose()
     assert api.client.get("/v1/audit", headers=auth(AUDITOR)).json()["events"]
-    assert api.client.get("/v1/audit", headers=auth(GLOBEX_AUDITOR)).json() == {"events": []}
+    assert api.client.get("/v1/audit", headers=auth(GLOBEX_AUDITOR)).json() == {
+        "events": [],
+        "next_after": None,
+    }
 
 
 def test_non_auditors_are_403(api: Api) -> None:

@@ -81,7 +81,7 @@ def test_hs256_claims_map_to_principal() -> None:
     """sub, tenant and roles become the Principal; no act means no actor."""
     token = jwt.encode(claims(), SECRET, algorithm="HS256")
     assert authenticator().authenticate(token) == Principal(
-        "u_42", "acme", roles=frozenset({"support"})
+        "u_42", "acme", roles=frozenset({"support"}), issuer=claims()["iss"]
     )
 
 

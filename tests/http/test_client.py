@@ -43,6 +43,8 @@ def test_walkthrough_with_the_client(base_url: str, world: World) -> None:
         again = approver.approve(proposal, idempotency_key="approve-1")
         assert (first.duplicate, again.duplicate) == (False, True)
         assert again.proposal.action_id == first.proposal.action_id
+        assert (first.status, first.version, first.tool_status) == ("confirmed", 2, "not_started")
+        assert (again.audit_id, again.action_id) == (first.audit_id, proposal.action_id)
         token = agent.confirmation_token(proposal.proposal_id)
         outcome = agent.execute(proposal.proposal_id, token)
         assert outcome.execution.status == "succeeded"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from signoff import Principal
 from tests.conftest import AGENT, APPROVER, APPROVER_2, NO_ROLE, OTHER_TENANT
 from tests.http.conftest import Api, assert_problem, auth
 
@@ -138,3 +139,34 @@ def test_high_risk_needs_the_amount_retyped(api: Api) -> None:
     assert_problem(wrong, 422, "retype_mismatch")
     right = api.decide(proposal, key="d3", retyped={"amount_minor": "¥2,500.00"})
     assert right.json()["proposal"]["status"] == "confirmed"
+
+
+def test_the_decision_receipt_names_its_audit_event_and_replays_the_same(api: Api) -> None:
+    """audit_id is the decision's event (<tenant>:<seq>), with the action, the status and
+    version it left, tool_status not_started; a replay answers the same, and after the
+    write ran its tool_status is the execution's."""
+    proposal = api.propose()
+    first = api.decide(proposal, key="receipt-1").json()
+    assert {k: first[k] for k in ("action_id", "status", "version", "tool_status")} == {
+        "action_id": proposal["action_id"],
+        "status": "confirmed",
+        "version": proposal["version"] + 1,
+        "tool_status": "not_started",
+    }
+    tenant, seq = first["audit_id"].rsplit(":", 1)
+    auditor = Principal("dave", "acme", frozenset({"auditor"}))
+    events = api.client.get(
+        "/v1/audit", params={"proposal_id": proposal["proposal_id"]}, headers=auth(auditor)
+    ).json()["events"]
+    [event] = [e for e in events if e["seq"] == int(seq)]
+    assert (tenant, event["kind"], event["actor"]) == ("acme", "decision.approved", "alice")
+    again = api.decide(proposal, key="receipt-1").json()
+    assert again == {**first, "duplicate": True}
+    executed = api.execute(proposal["proposal_id"], api.pick_up(proposal["proposal_id"]))
+    assert executed.json()["execution"]["status"] == "succeeded"
+    later = api.decide(proposal, key="receipt-1").json()
+    assert later["tool_status"] == "succeeded" and later["proposal"]["status"] == "succeeded"
+    assert {k: later[k] for k in ("audit_id", "action_id", "status", "version")} == {
+        k: first[k] for k in ("audit_id", "action_id", "status", "version")
+    }
+    assert api.world.ledger_amounts() == [("ord_1001", 19900)]

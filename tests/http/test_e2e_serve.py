@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -15,6 +16,7 @@ import pytest
 from signoff import exceptions
 from signoff.client import SignoffClient
 from signoff.demo import DemoShop, RefundProvider
+from signoff.http import Settings, mint_dev_token
 from tests.conftest import REFUND
 from tests.serving import clean_env, serving
 
@@ -110,8 +112,17 @@ def test_metrics_add_up_every_workers_requests(server: Server) -> None:
     """Two workers, one count: any worker's /metrics reports all the requests made."""
     import re
 
+    admin = mint_dev_token(
+        Settings(demo=True),
+        subject="olga",
+        tenant="acme",
+        roles=["signoff_admin"],
+        now=datetime.now(UTC),
+    )
+
     def whoami_count() -> float:
-        text = httpx.get(f"{server.base_url}/metrics", timeout=30).text
+        headers = {"Authorization": f"Bearer {admin}"}
+        text = httpx.get(f"{server.base_url}/metrics", headers=headers, timeout=30).text
         found = re.search(
             r'^signoff_http_requests_total\{method="GET",route="/v1/whoami",status="401"\} (\S+)$',
             text,

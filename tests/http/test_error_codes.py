@@ -29,7 +29,12 @@ def test_every_exception_maps_to_its_status_and_code(cls: type[exceptions.Signof
     response = error_problem(cls("the message", proposal_id="prop_1"))
     body = json.loads(bytes(response.body))
     assert response.media_type == "application/problem+json"
-    if 400 <= cls.status < 500 or cls in (exceptions.StoreUnavailable, exceptions.OutcomeUnknown):
+    passed_on = (
+        exceptions.StoreUnavailable,
+        exceptions.OutcomeUnknown,
+        exceptions.UpstreamUnavailable,
+    )
+    if 400 <= cls.status < 500 or cls in passed_on:
         assert (response.status_code, body["code"]) == (cls.status, cls.code)
         assert body["proposal_id"] == "prop_1"
     else:

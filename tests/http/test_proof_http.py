@@ -101,3 +101,20 @@ def test_demo_mode_signs_with_a_generated_key() -> None:
     """--demo without a key file still signs receipts and checkpoints."""
     proof = gate_proof(Settings(demo=True))
     assert proof is not None and proof.token_form == "opaque"
+
+
+def test_signer_refusals_are_counted_by_code() -> None:
+    """The app's ``GateProof.on_refusal``: one Prometheus sample per refusal code."""
+    from signoff.exceptions import CheckpointInconsistent, EventUnauthenticated
+    from signoff.http._metrics import Metrics
+
+    metrics = Metrics()
+    for refusal in (
+        CheckpointInconsistent("x"),
+        CheckpointInconsistent("y"),
+        EventUnauthenticated("z"),
+    ):
+        metrics.signer_refused(refusal)
+    text = metrics.render()[0].decode()
+    assert 'signoff_signer_refusals_total{code="checkpoint_inconsistent"} 2.0' in text
+    assert 'signoff_signer_refusals_total{code="event_unauthenticated"} 1.0' in text

@@ -29,6 +29,9 @@ PROPOSAL_FIELDS = {
     "expires_at",
     "supersedes",
     "changes_requested",
+    "policy_version",
+    "mandate",
+    "mandate_refusal",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from signoff import Principal
 from signoff.exceptions import StoreUnavailable
 from tests.conftest import AGENT, APPROVER, World
 from tests.http.conftest import Api, assert_problem, auth, make_app
@@ -39,11 +40,14 @@ def test_whoami_reports_the_token_identity(api: Api) -> None:
     assert me["act"] is None
 
 
+ADMIN = Principal("olga", "acme", frozenset({"signoff_admin"}))
+
+
 def test_metrics_count_requests_by_route_and_problem_code(api: Api) -> None:
     """Prometheus text with route templates (not raw ids) and problem codes."""
     api.client.get("/v1/proposals/prop_guess", headers=auth(AGENT))
     api.client.get("/v1/whoami")
-    text = api.client.get("/metrics").text
+    text = api.client.get("/metrics", headers=auth(ADMIN)).text
     assert 'route="/v1/proposals/{proposal_id}"' in text
     assert "prop_guess" not in text
     assert 'signoff_http_problems_total{code="not_found"} 1.0' in text

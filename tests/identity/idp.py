@@ -186,12 +186,28 @@ class Idp:
             return self.finish_login(browser, url, account, redirect_uri)["code"]
 
     def finish_login(
-        self, browser: httpx.Client, url: str, account: str, redirect_uri: str
+        self,
+        browser: httpx.Client,
+        url: str,
+        account: str,
+        redirect_uri: str,
+        *,
+        acr: str | None = None,
+        auth_time: int | None = None,
     ) -> dict[str, str]:
-        """From the authorization URL to the parameters sent back to ``redirect_uri``."""
+        """From the authorization URL to the parameters sent back to ``redirect_uri``.
+
+        ``acr`` names how the person authenticates (``urn:signoff:pwd`` by default,
+        ``urn:signoff:mfa``); ``auth_time`` (Unix seconds) stands for an earlier sign-in.
+        """
+        form = {"login": account}
+        if acr is not None:
+            form["acr"] = acr
+        if auth_time is not None:
+            form["ts"] = str(auth_time)
         while not url.startswith(redirect_uri):
             if "/interaction/" in url and not url.endswith("/login"):
-                response = browser.post(url, data={"login": account})
+                response = browser.post(url, data=form)
             else:
                 response = browser.get(url)
             assert response.status_code in (302, 303), response.text

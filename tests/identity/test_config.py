@@ -30,6 +30,7 @@ roles_claim = "realm_access.roles"
 issuer = "https://corp.okta.example/oauth2/default"
 audience = "api://signoff"
 jwks_url = "https://corp.okta.example/oauth2/default/v1/keys"
+tenants = ["acme", "globex"]
 
 [signoff.issuers.claims]
 tenant_claim = "tenant"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -68,6 +68,7 @@ async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str
     result: CallToolResult = await client.call_tool(name, arguments)
     assert result.structured_content is not None
     tool = next(t for t in (await client.list_tools()).tools if t.name == name)
+    assert tool.output_schema is not None
     jsonschema.Draft202012Validator(tool.output_schema).validate(result.structured_content)
     content: dict[str, Any] = result.structured_content
     assert result.is_error == (content["kind"] == "refusal")

@@ -53,9 +53,23 @@ def test_accept_confirms_as_the_person_and_hands_the_agent_its_token(
     person = Person("accept")
     answer = _request(server, person, mode)
     assert person.modes == ["form"]
+    receipt = answer["confirmation"].pop("decision")
     assert answer["confirmation"] == {"channel": "form", "outcome": "accepted", "code": None}
     assert answer["status"] == "confirmed"
     proposal = world.gate.proposal(AGENT, answer["proposal_id"])
+    [event] = [
+        e
+        for e in world.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+        if e.kind == "decision.approved"
+    ]
+    assert receipt == {
+        "audit_id": f"acme:{event.seq}",
+        "action_id": proposal.action_id,
+        "status": "confirmed",
+        "version": 2,
+        "tool_status": "not_started",
+        "duplicate": False,
+    }
     [decision] = proposal.approvals
     assert (decision.approver, decision.step, decision.kind.value) == (
         "u_42",
@@ -82,6 +96,7 @@ def test_decline_declines_the_proposal(world: World, server: MCPServer, mode: Mo
     """decline → declined (reason other), recorded as the person's decision; nothing written."""
     answer = _request(server, Person("decline"), mode)
     assert answer["confirmation"]["outcome"] == "declined"
+    assert answer["confirmation"]["decision"]["status"] == "declined"
     assert answer["status"] == "declined"
     [decision] = world.gate.proposal(AGENT, answer["proposal_id"]).approvals
     assert (decision.approver, decision.kind.value, decision.reason_code) == (

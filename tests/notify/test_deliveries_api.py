@@ -13,12 +13,13 @@ from tests.conftest import AGENT, APPROVER, World
 from tests.http.conftest import Api, auth, make_app
 from tests.notify.conftest import Receiver, notifier_for, webhook
 
-ADMIN = Principal("root", "acme", roles=frozenset({"signoff_admin"}))
+ADMIN = Principal("olga", "acme", roles=frozenset({"signoff_admin"}))
 OTHER_ADMIN = Principal("boss", "globex", roles=frozenset({"signoff_admin"}))
 
 
 @pytest.fixture
 def api(world: World) -> Iterator[Api]:
+    world.directory.grant("globex", "boss", "signoff_admin")
     app = make_app(world)
     with TestClient(app) as client:
         yield Api(app, client, world)

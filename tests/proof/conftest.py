@@ -22,6 +22,8 @@ from signoff.proof._merkle import CompactTree
 LOG = "signoff.test"
 TENANT = "acme"
 ORIGIN = origin_for(LOG, TENANT)
+SIGNED_AT = 100_000
+"""When the hand-built checkpoints are signed (seconds): after every hand-built event."""
 RP_ID = "signoff.test"
 ORIGIN_URL = "https://signoff.test"
 
@@ -78,7 +80,8 @@ def signed_checkpoints(
     for event in events:
         tree.append(leaf_of(event))
         if tree.size in sizes:
-            note = sign_checkpoint(keyset.note_key(), Checkpoint(origin, tree.size, tree.root()))
+            body = Checkpoint(origin, tree.size, tree.root())
+            note = sign_checkpoint(keyset.note_key(), body, timestamp=SIGNED_AT)
             notes.append((tree.size, note))
     return notes
 

@@ -8,10 +8,23 @@ import hashlib
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from signoff.proof import Checkpoint, KeySet, PublicKeys, open_checkpoint, origin_for
-from signoff.proof import sign_checkpoint as sign
+from signoff.proof import (
+    Checkpoint,
+    KeySet,
+    PublicKeys,
+    SigningKey,
+    open_checkpoint,
+    origin_for,
+    sign_checkpoint,
+)
 from signoff.proof._merkle import root_hash
 from signoff.proof._note import NoteRejected, sign_note
+
+SIGNED_AT = 1_767_225_600
+
+
+def sign(key: SigningKey, checkpoint: Checkpoint) -> str:
+    return sign_checkpoint(key, checkpoint, timestamp=SIGNED_AT)
 
 
 def independent_read(note: str, name: str, public_key: bytes) -> tuple[str, int, bytes]:
@@ -72,16 +85,18 @@ def test_unknown_cosignatures_are_ignored_and_a_bad_known_one_rejects() -> None:
     keys = PublicKeys(keyset.public_jwks())
     assert open_checkpoint(cosigned, keys).size == 3
     head, _, line = note.rstrip("\n").rpartition("\n")
+    head, _, line = head.rpartition("\n")  # the plain Ed25519 line, before the timestamped one
     raw = bytearray(base64.b64decode(line.split(" ")[2]))
     raw[10] ^= 1
     broken = f"{head}\n{line.rsplit(' ', 1)[0]} {base64.b64encode(bytes(raw)).decode()}\n"
+    broken += note.rstrip("\n").rpartition("\n")[2] + "\n"
     with pytest.raises(NoteRejected, match="does not verify"):
         open_checkpoint(broken, keys)
 
 
 def test_es256_deployments_sign_checkpoints_with_their_ed25519_key() -> None:
     """The active ES256 key signs JWS; the newest Ed25519 key signs notes."""
-    keyset = KeySet.generate().rotated("ES256")
+    keyset = KeySet.generate().rotated("ES256", now=SIGNED_AT)
     assert keyset.active_key.alg == "ES256" and keyset.note_key().alg == "EdDSA"
     only_es = KeySet.generate("ES256")
     with pytest.raises(Exception, match="rotate --alg EdDSA"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import stat
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_key_file_round_trip_and_permissions(tmp_path: Path) -> None:
 
 def test_public_jwks_has_no_private_part() -> None:
     """export-jwks material: kty, crv, x (and y), kid, alg, use — never d."""
-    jwks = KeySet.generate().rotated("ES256").public_jwks()
+    jwks = KeySet.generate().rotated("ES256", now=NOW).public_jwks()
     assert all("d" not in key for key in jwks["keys"])
     assert {key["alg"] for key in jwks["keys"]} == {"EdDSA", "ES256"}
 
@@ -63,10 +64,12 @@ def test_rotation_keeps_old_keys_verifying() -> None:
     """A token signed before rotation still verifies after it; new tokens use the new kid."""
     keyset = KeySet.generate()
     old_token = sign_confirmation(keyset.active_key, CLAIMS)
-    rotated = keyset.rotated()
-    assert rotated.active != keyset.active and len(rotated.keys) == 2
+    rotated = keyset.rotated(now=NOW)
+    assert rotated.active != keyset.active and len(rotated.keys) == 1
+    assert [jwk["kid"] for jwk in rotated.retired] == [keyset.active]
     assert verify_confirmation(old_token, _keys(rotated), audience="signoff", now=NOW) == CLAIMS
-    new_token = sign_confirmation(rotated.active_key, CLAIMS)
+    renewed = dataclasses.replace(CLAIMS, iat=NOW, exp=NOW + 600)
+    new_token = sign_confirmation(rotated.active_key, renewed)
     assert jwt.get_unverified_header(new_token)["kid"] == rotated.active
 
 

@@ -12,7 +12,14 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from signoff.cli._main import cli
-from signoff.proof import KeySet, build_bundle, evidence_for, sign_confirmation, sign_receipt
+from signoff.proof import (
+    KeySet,
+    build_bundle,
+    evidence_for,
+    load_keyset,
+    sign_confirmation,
+    sign_receipt,
+)
 from signoff.proof._events import leaf_of
 from signoff.proof._merkle import inclusion_proof
 from tests.proof.conftest import ORIGIN, TENANT, Log, refund_flow, rehash, signed_checkpoints
@@ -33,20 +40,28 @@ def one_error_line(result: subprocess.CompletedProcess[str], code: str) -> None:
 
 
 def test_keys_generate_rotate_export(tmp_path: Path) -> None:
-    """generate writes a 0600 file; rotate adds an active key; export-jwks has no private part."""
+    """generate writes a 0600 file; rotate retires what the new key replaces (its private part
+    leaves the file); export-jwks keeps every public half with its window, never a secret."""
     keys = tmp_path / "keys.json"
     runner = CliRunner()
     assert runner.invoke(cli, ["keys", "generate", "--out", str(keys)]).exit_code == 0
     assert stat.S_IMODE(keys.stat().st_mode) == 0o600
     first = json.loads(keys.read_text())["active"]
     rotated = runner.invoke(cli, ["keys", "rotate", "--keys", str(keys), "--alg", "ES256"])
-    assert rotated.exit_code == 0 and "2 keys kept" in rotated.output
+    assert rotated.exit_code == 0 and "0 key(s) retired" in rotated.output  # Ed25519 kept: notes
     document = json.loads(keys.read_text())
     assert document["active"] != first and len(document["keys"]) == 2
+    again = runner.invoke(cli, ["keys", "rotate", "--keys", str(keys)])
+    assert again.exit_code == 0 and "2 key(s) retired" in again.output
+    document = json.loads(keys.read_text())
+    assert len(document["keys"]) == 1 and len(document["retired"]) == 2
+    assert all("d" not in k and "not_after" in k for k in document["retired"])
     exported = runner.invoke(cli, ["keys", "export-jwks", "--keys", str(keys)])
     jwks = json.loads(exported.output)
-    assert [k["kid"] for k in jwks["keys"]] == [k["kid"] for k in document["keys"]]
+    kids = [k["kid"] for k in document["keys"]] + [k["kid"] for k in document["retired"]]
+    assert [k["kid"] for k in jwks["keys"]] == kids
     assert all("d" not in k for k in jwks["keys"])
+    assert "mac_keys" not in exported.output and '"k"' not in exported.output
 
 
 def test_keys_cli_failures_are_one_line(tmp_path: Path) -> None:
@@ -107,12 +122,14 @@ def test_audit_verify_bundle(tmp_path: Path) -> None:
         ["audit", "verify", "--bundle", str(_bundle_file(tmp_path, keyset)), "--jwks", str(jwks)],
     )
     assert good.exit_code == 0, good.output
-    assert "10 events, 2 signed checkpoints, 10 covered, 0 not yet covered" in good.output
-    forged = runner.invoke(
-        cli, ["audit", "verify", "--bundle", str(_bundle_file(tmp_path, keyset, forge=True))]
-    )
+    assert "10 events, 2 signed checkpoints, 10 covered, 0 not covered" in good.output
+    assert "proves proposal prp_1: refund_order v1, args digest " + "d" * 64 in good.output
+    assert "approved by alice as role:refund_approver" in good.output
+    forged_file = str(_bundle_file(tmp_path, keyset, forge=True))
+    forged = runner.invoke(cli, ["audit", "verify", "--bundle", forged_file, "--jwks", str(jwks)])
     assert forged.exit_code == 1
     assert "BROKEN [checkpoint_mismatch]" in forged.output
+    one_error_line(run("audit", "verify", "--bundle", forged_file), "no_trust_root")
 
 
 def test_audit_verify_receipt(tmp_path: Path) -> None:
@@ -130,14 +147,55 @@ def test_audit_verify_receipt(tmp_path: Path) -> None:
             log.events, lambda i: inclusion_proof(i, [leaf_of(e) for e in log.events]), note
         ),
     )
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps(keyset.public_jwks()))
     with_keys = tmp_path / "receipt.json"
     with_keys.write_text(json.dumps({"signed_receipt": receipt, "jwks": keyset.public_jwks()}))
-    ok = CliRunner().invoke(cli, ["audit", "verify", "--receipt", str(with_keys)])
+    ok = CliRunner().invoke(
+        cli, ["audit", "verify", "--receipt", str(with_keys), "--jwks", str(jwks)]
+    )
     assert ok.exit_code == 0, ok.output
     assert "verified" in ok.output
     bare = tmp_path / "receipt.jws"
     bare.write_text(receipt)
-    one_error_line(run("audit", "verify", "--receipt", str(bare)), "proof_format")
+    one_error_line(run("audit", "verify", "--receipt", str(with_keys)), "no_trust_root")
+    one_error_line(run("audit", "verify", "--receipt", str(bare)), "no_trust_root")
     one_error_line(
-        run("audit", "verify", "--receipt", str(bare), "--bundle", str(bare)), "invalid_request"
+        run("audit", "verify", "--receipt", str(bare), "--bundle", str(bare), "--jwks", str(jwks)),
+        "invalid_request",
     )
+
+
+def test_keys_export_trust_and_vkey(tmp_path: Path) -> None:
+    """export-trust writes the trust file a verifier loads (keys, origins, witnesses, quorum);
+    vkey prints a log's origin and the signed-note vkey a witness is configured with."""
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    from signoff.proof import TrustRoot
+    from signoff.proof._note import Cosigner, note_vkey
+
+    keys = tmp_path / "keys.json"
+    KeySet.generate().save(keys)
+    keyset = load_keyset(keys)
+    witness = Cosigner("witness.test/w1", ed25519.Ed25519PrivateKey.generate().public_key())
+    out = tmp_path / "trust.json"
+    runner = CliRunner()
+    written = runner.invoke(
+        cli,
+        ["keys", "export-trust", "--keys", str(keys), "--tenant", "acme", "--tenant", "globex",
+         "--public-url", "https://signoff.example.com/", "--witness", witness.vkey(),
+         "--out", str(out)],
+    )  # fmt: skip
+    assert written.exit_code == 0, written.output
+    trust = TrustRoot.from_file(out)
+    assert trust.origins == {"signoff.example.com/acme", "signoff.example.com/globex"}
+    assert [w.name for w in trust.witnesses] == ["witness.test/w1"] and trust.witness_quorum == 1
+    assert len(trust.keys) == 1 and "mac_keys" not in out.read_text()
+    printed = runner.invoke(cli, ["keys", "vkey", "--keys", str(keys), "--tenant", "acme"])
+    origin = f"{keyset.log_name}/acme"
+    assert printed.output.split() == [
+        origin,
+        note_vkey(origin, keyset.note_key().public_bytes_raw()),
+    ]
+    bad = run("keys", "export-trust", "--keys", str(keys), "--witness", "nonsense")
+    one_error_line(bad, "proof_format")

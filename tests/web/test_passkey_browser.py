@@ -161,3 +161,21 @@ def test_assertions_for_another_proposal_replayed_or_from_another_origin_are_ref
     assert not [e for e in events if e.kind.startswith("decision.")]
     assert live.state.gate.proposal(AGENT, a.proposal_id).version == 1
     assert live.ledger("ord_9200") == [HIGH]  # only the first test's refund
+
+
+def test_a_passkey_signed_approval_submitted_twice_answers_the_first_decision(
+    live: Live, page: Page
+) -> None:
+    """Issue 23: the second submit carries a spent assertion; it gets the first answer
+    (303 to the result), not `device_signature_invalid`, and no refusal is audited."""
+    enrol(page, live)
+    proposal = high_risk(live, HIGH + 3)
+    held = capture(page, live, proposal)
+    url = live.url(proposal, "/decision")
+    first = page.request.post(url, form=held, max_redirects=0)
+    again = page.request.post(url, form=held, max_redirects=0)
+    assert (first.status, again.status) == (303, 303), again.text()
+    assert again.headers["location"] == first.headers["location"] + "?repeat=1"
+    events = live.state.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+    assert [e.kind for e in events if e.kind.startswith("decision.")] == ["decision.approved"]
+    assert not [e for e in events if e.kind == "refusal"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -115,7 +116,14 @@ class FakeProvider:
         self.seen: dict[str, str] = {}
 
     def authorization_url(
-        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+        self,
+        *,
+        state: str,
+        nonce: str,
+        code_challenge: str,
+        redirect_uri: str,
+        max_age: int | None = None,
+        acr_values: Sequence[str] = (),
     ) -> str:
         self.seen.update(nonce=nonce, challenge=code_challenge, redirect_uri=redirect_uri)
         return f"https://idp.example/authorize?state={state}"

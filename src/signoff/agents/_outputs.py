@@ -57,8 +57,43 @@ _RECEIPT: dict[str, Any] = {
         "provider_reference": _NULLABLE_STRING,
         "approvers": {"type": "array", "items": _STRING},
         "completed_at": _NULLABLE_STRING,
+        "items": {
+            "type": "array",
+            "description": "A batch: each item's own outcome, request key and provider "
+            "reference; a failed item is reported on its own.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "resource": _STRING,
+                    "request_key": _STRING,
+                    "status": {
+                        "type": "string",
+                        "enum": ["succeeded", "failed_retryable", "failed_terminal"],
+                    },
+                    "provider_reference": _NULLABLE_STRING,
+                    "error_code": _NULLABLE_STRING,
+                },
+                "required": ["resource", "request_key", "status"],
+            },
+        },
     },
     "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
+}
+
+_DECISION: dict[str, Any] = {
+    "type": "object",
+    "description": "The decision receipt, when the person's answer was recorded as a decision: "
+    "its audit event (<tenant>:<seq>), the proposal's status and version as it left them, "
+    "and the tool's status (not_started until the write runs).",
+    "properties": {
+        "audit_id": _STRING,
+        "action_id": _STRING,
+        "status": _STRING,
+        "version": {"type": "integer"},
+        "tool_status": _STRING,
+        "duplicate": {"type": "boolean"},
+    },
+    "required": ["audit_id", "action_id", "status", "version", "tool_status", "duplicate"],
 }
 
 _EXECUTION_FIELDS: dict[str, Any] = {
@@ -129,6 +164,7 @@ PROPOSAL: dict[str, Any] = {
                 "channel": {"type": "string", "enum": ["form", "url"]},
                 "outcome": _STRING,
                 "code": _NULLABLE_STRING,
+                "decision": _DECISION,
             },
             "required": ["channel", "outcome"],
         },
@@ -209,6 +245,44 @@ REFUSAL: dict[str, Any] = {
 }
 
 
+MANDATE: dict[str, Any] = {
+    "type": "object",
+    "description": "A standing approval: what is left of it, and every write under it.",
+    "properties": {
+        "kind": {"const": "mandate"},
+        "mandate_id": _STRING,
+        "status": {
+            "type": "string",
+            "enum": ["awaiting_confirmation", "active", "declined", "revoked", "expired"],
+        },
+        "tool": _STRING,
+        "constraints": {"type": "object"},
+        "approvers": {"type": "array", "items": _STRING},
+        "remaining_amount_minor": {"type": ["integer", "null"]},
+        "remaining_count": {"type": ["integer", "null"]},
+        "expires_at": _STRING,
+        "ended_reason": _NULLABLE_STRING,
+        "writes": {
+            "type": "array",
+            "description": "Every write under it: held (counted) or returned (did not happen).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "proposal_id": _STRING,
+                    "amount_minor": {"type": ["integer", "null"]},
+                    "currency": _NULLABLE_STRING,
+                    "budget": {"type": "string", "enum": ["held", "returned"]},
+                    "proposal_status": _STRING,
+                },
+                "required": ["proposal_id", "budget", "proposal_status"],
+            },
+        },
+        "next_step": _STRING,
+    },
+    "required": ["kind", "mandate_id", "status", "tool", "writes", "next_step"],
+}
+
+
 def one_of(*variants: dict[str, Any]) -> dict[str, Any]:
     """An object schema that is exactly one of the given shapes (an MCP outputSchema root)."""
     return {"type": "object", "oneOf": list(variants)}
@@ -217,3 +291,4 @@ def one_of(*variants: dict[str, Any]) -> dict[str, Any]:
 REQUEST_OUTPUT = one_of(PROPOSAL, CLARIFICATION, REFUSAL)
 EXECUTE_OUTPUT = one_of(EXECUTION, REFUSAL)
 STATUS_OUTPUT = one_of(PROPOSAL, REFUSAL)
+MANDATE_OUTPUT = one_of(MANDATE, REFUSAL)

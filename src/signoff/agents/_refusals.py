@@ -85,6 +85,11 @@ _BY_CODE: dict[str, _Advice] = {
         "stop",
         "Every allowed attempt failed; nothing more will be tried. Tell the user what happened.",
     ),
+    "step_up_required": _Advice(
+        "ask_user",
+        "The person must sign in again at their identity provider (a fresher or stronger "
+        "sign-in) and then approve on the confirmation page. Tell the user; do not retry.",
+    ),
     "surface_not_allowed": _Advice(
         "stop",
         "This decision must be made through another approval system. Tell the user where.",
@@ -101,6 +106,11 @@ _BY_CODE: dict[str, _Advice] = {
         "new_proposal",
         "An approver lost the right to approve, so nothing was done. Tell the user; a new "
         "proposal ({request}) needs a new confirmation.",
+    ),
+    "requester_revoked": _Advice(
+        "stop",
+        "The person this request was made for no longer holds a role the request relied on, "
+        "so nothing was done. Tell the user; an administrator decides whether it comes back.",
     ),
     "args_mismatch": _Advice(
         "stop",
@@ -127,6 +137,41 @@ _BY_CODE: dict[str, _Advice] = {
         "check_status",
         "The outcome is unknown: the action may or may not have happened. Never retry blindly "
         "and never make a new proposal for it. Call {status} later.",
+    ),
+    "mandate_exceeded": _Advice(
+        "ask_user",
+        "The standing approval does not cover this amount (details.constraint says which limit). "
+        "Nothing was done. Ask the user; a person can confirm it as an ordinary proposal "
+        "({request} without mandate_id).",
+    ),
+    "mandate_exhausted": _Advice(
+        "ask_user",
+        "The standing approval is used up. Nothing was done. Ask the user for a new one or for "
+        "an ordinary confirmation ({request} without mandate_id).",
+    ),
+    "mandate_expired": _Advice(
+        "ask_user",
+        "The standing approval's validity window closed. Nothing was done. Ask the user.",
+    ),
+    "mandate_revoked": _Advice(
+        "stop",
+        "The standing approval was revoked or ended. Nothing was done. Tell the user; do not "
+        "retry under it.",
+    ),
+    "mandate_not_applicable": _Advice(
+        "ask_user",
+        "The standing approval does not cover this write (details.constraint says why). Nothing "
+        "was done. Ask the user; do not try another mandate or agent to get around it.",
+    ),
+    "policy_undecidable": _Advice(
+        "stop",
+        "The deployment's policy could not decide on these arguments. Nothing was done. Tell the "
+        "user; an operator must fix the policy.",
+    ),
+    "upstream_unavailable": _Advice(
+        "check_status",
+        "The MCP server behind signoff cannot be reached; nothing was sent to it. Tell the user "
+        "and try again later; do not look for another way to do it.",
     ),
     "store_unavailable": _Advice(
         "check_status",

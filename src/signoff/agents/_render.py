@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from signoff._model import Execution, ExecutionStatus, Proposal, ProposalStatus, Receipt
+from signoff._clock import from_micros
+from signoff._model import (
+    DecisionResult,
+    Execution,
+    ExecutionStatus,
+    Proposal,
+    ProposalStatus,
+    Receipt,
+)
 from signoff.agents._names import STATUS_TOOL, execute_name, request_name
 
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
@@ -107,6 +115,19 @@ def receipt_payload(receipt: Receipt) -> dict[str, Any]:
         "provider_reference": receipt.provider_reference,
         "approvers": list(receipt.approvers),
         "completed_at": None if receipt.completed_at is None else receipt.completed_at.isoformat(),
+        "items": [item.to_dict() for item in receipt.items],
+    }
+
+
+def decision_payload(result: DecisionResult) -> dict[str, Any]:
+    """The decision receipt (seed 003), as HTTP's ``DecisionView`` has it, without the proposal."""
+    return {
+        "audit_id": result.audit_id,
+        "action_id": result.action_id,
+        "status": result.status.value,
+        "version": result.version,
+        "tool_status": result.tool_status,
+        "duplicate": result.duplicate,
     }
 
 
@@ -182,3 +203,37 @@ def _proposal_next_step(
         ),
         ProposalStatus.REVOKED: "The confirmation was revoked; nothing will run. Tell the user.",
     }.get(status, f"The action is under way. Call {STATUS_TOOL} later; do not execute again.")
+
+
+def mandate_payload(state: Any) -> dict[str, Any]:
+    """A :class:`signoff.gate._mandate.MandateState` as the agent reads it."""
+    m = state.record
+    live = m.status == "active"
+    return {
+        "kind": "mandate",
+        "mandate_id": m.mandate_id,
+        "status": m.status,
+        "tool": m.tool,
+        "constraints": m.constraints,
+        "approvers": [a.approver for a in m.approvals if a.kind.value == "approve"],
+        "remaining_amount_minor": state.remaining_amount_minor,
+        "remaining_count": state.remaining_count,
+        "expires_at": from_micros(m.expires_at).isoformat(),
+        "ended_reason": m.ended_reason,
+        "writes": [
+            {
+                "proposal_id": w.proposal_id,
+                "amount_minor": w.amount_minor,
+                "currency": w.currency,
+                "budget": w.status,
+                "proposal_status": w.proposal_status,
+            }
+            for w in state.writes
+        ],
+        "next_step": (
+            f"Writes of {m.tool} proposed with this mandate_id (POST /v1/proposals) within "
+            "these limits are confirmed at once; anything else is refused with the limit it hit."
+            if live
+            else "This standing approval covers nothing now; ask the user."
+        ),
+    }

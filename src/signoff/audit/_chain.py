@@ -2,6 +2,8 @@
 
 Each tenant has one chain: event ``n`` stores ``prev_hash`` (the hash of event
 ``n-1``, or 64 zeros) and ``hash = sha256(JCS(event fields + prev_hash))``.
+The fields include the event's authenticator ``mac`` when it has one (events
+written before authenticators existed have none, and hash as they always did).
 Editing a row breaks its hash; deleting or reordering breaks a link or leaves
 a gap; truncating the tail disagrees with the chain head kept per tenant.
 """
@@ -30,6 +32,7 @@ class AuditEvent:
     data: str
     prev_hash: str
     hash: str
+    mac: str | None = None
 
     def payload(self) -> dict[str, Any]:
         return json.loads(self.data)  # type: ignore[no-any-return]
@@ -46,6 +49,7 @@ class AuditEvent:
             actor=self.actor,
             data=self.data,
             prev_hash=self.prev_hash,
+            mac=self.mac,
         )
 
 
@@ -60,6 +64,7 @@ def event_hash(
     actor: str | None,
     data: str,
     prev_hash: str,
+    mac: str | None = None,
 ) -> str:
     document: dict[str, str | int | None] = {
         "tenant": tenant,
@@ -72,6 +77,8 @@ def event_hash(
         "data": data,
         "prev_hash": prev_hash,
     }
+    if mac is not None:
+        document["mac"] = mac
     return sha256_hex(canonical_flat(document))
 
 

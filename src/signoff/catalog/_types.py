@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import enum
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+MAX_STEP_UP_AGE = 86_400
+_ACR = re.compile(r"[\x21-\x7e]{1,255}")
 
 
 class SideEffect(enum.StrEnum):
@@ -70,6 +74,11 @@ class ApprovalPolicy:
     ``device``: ``required`` — each approval is signed by the approver's
     passkey over this exact decision; ``or_retype`` — by the passkey when the
     approver has one, else re-typing suffices; ``none``.
+    ``max_age`` and ``acr_values`` ask for step-up (OpenID Connect): an approval
+    counts only when the approver's identity provider authenticated them at most
+    ``max_age`` seconds before, and (when ``acr_values`` is set) with one of those
+    authentication context classes; the page sends the person to the provider with
+    both, and the decision records the ``acr`` and ``auth_time`` it returned.
     ``chat_max_risk``: the highest risk level a chat surface (``slack``, ``teams``)
     may decide; above it the message links to the page instead of offering buttons,
     and the gate refuses a chat decision (``surface_not_allowed``).
@@ -85,12 +94,20 @@ class ApprovalPolicy:
     surfaces: tuple[str, ...] = ()
     device: str = "none"
     chat_max_risk: str = DEFAULT_CHAT_MAX_RISK
+    max_age: int | None = None
+    acr_values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.chat_max_risk not in set(RiskLevel):
             raise ValueError("chat_max_risk is low, medium, high or critical")
         if self.device not in ("none", "required", "or_retype"):
             raise ValueError("device is none, required or or_retype")
+        if self.max_age is not None and (
+            isinstance(self.max_age, bool) or not 0 <= self.max_age <= MAX_STEP_UP_AGE
+        ):
+            raise ValueError(f"max_age is 0 to {MAX_STEP_UP_AGE} seconds")
+        if any(not _ACR.fullmatch(value) for value in self.acr_values):
+            raise ValueError("acr_values are authentication context class names, no spaces")
         if self.role is None and not self.requester_confirms:
             raise ValueError("a policy needs a role, the requester's confirmation, or both")
         if self.approvals < 1:
@@ -106,14 +123,21 @@ class ApprovalPolicy:
             "in_band": self.in_band,
             "version": self.version,
             "surfaces": list(self.surfaces),
-            # Only when asked for, so policies without it keep their recorded form.
+            # Only when asked for, so policies without them keep their recorded form.
             **({"device": self.device} if self.device != "none" else {}),
             **(
                 {"chat_max_risk": self.chat_max_risk}
                 if self.chat_max_risk != DEFAULT_CHAT_MAX_RISK
                 else {}
             ),
+            **({"max_age": self.max_age} if self.max_age is not None else {}),
+            **({"acr_values": list(self.acr_values)} if self.acr_values else {}),
         }
+
+    @property
+    def step_up(self) -> bool:
+        """Whether an approval needs a fresh or stronger identity-provider authentication."""
+        return self.max_age is not None or bool(self.acr_values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,20 +283,70 @@ class Clarification:
     field: str | None = None
 
 
+ItemStatus = Literal["succeeded", "failed_retryable", "failed_terminal"]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemOutcome:
+    """One item of a batch write, reported on its own (seed 000: 失败项独立回执).
+
+    ``resource`` is the item's own resource id (``order:ord_5001``); ``request_key`` the
+    key the provider received for it (derived from the execution's request key);
+    ``provider_reference`` the provider's id for its effect, once it succeeded.
+    """
+
+    resource: str
+    request_key: str
+    status: ItemStatus
+    provider_reference: str | None = None
+    error_code: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in ("succeeded", "failed_retryable", "failed_terminal"):
+            raise ValueError("an item succeeded, failed_retryable or failed_terminal")
+        if (self.status == "succeeded") != (self.provider_reference is not None):
+            raise ValueError("a succeeded item has a provider reference, a failed one none")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "resource": self.resource,
+            "request_key": self.request_key,
+            "status": self.status,
+            "provider_reference": self.provider_reference,
+            "error_code": self.error_code,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ItemOutcome:
+        return cls(
+            data["resource"],
+            data["request_key"],
+            data["status"],
+            data.get("provider_reference"),
+            data.get("error_code"),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Succeeded:
     reference: str
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: every item's outcome (all succeeded)."""
 
 
 @dataclass(frozen=True, slots=True)
 class RetryableFailure:
     message: str
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: the items that succeeded, and those still to attempt with their same keys."""
 
 
 @dataclass(frozen=True, slots=True)
 class TerminalFailure:
     message: str
     code: str = "provider_refused"
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch: each item's outcome; failed items stay failed, nothing is widened."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -60,6 +60,20 @@ def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) 
 @click.option("--catalog", default=None, metavar="MODULE:FACTORY", help=CATALOG_HELP)
 @click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help=PUBLIC_URL_HELP)
 @click.option(
+    "--upstream",
+    multiple=True,
+    metavar="NAME=COMMAND|URL",
+    help="An MCP server to stand in front of (as serve --upstream; docs/GATEWAY.md).",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The policy file (docs/POLICIES.md; [upstreams]: docs/GATEWAY.md). "
+    "Env SIGNOFF_POLICY_FILE.",
+)
+@click.option(
     "--config", envvar="SIGNOFF_CONFIG", type=click.Path(dir_okay=False), help=CONFIG_HELP
 )
 def mcp_command(
@@ -69,25 +83,46 @@ def mcp_command(
     principal: str | None,
     agent: str,
     public_url: str | None,
+    upstream: tuple[str, ...],
+    policy_file: str | None,
     config: str | None,
 ) -> None:
     """Serve the MCP tools over stdio, acting for --principal."""
+    from signoff.cli._seal import seal_from_environment
+    from signoff.cli._serve import upstream_flags
     from signoff.gate._gate import Gate
     from signoff.mcp_server import create_mcp_server
     from signoff.store import open_store
 
-    settings = _settings({"database_url": database_url, "demo": demo, "catalog": catalog}, config)
+    flags: dict[str, Any] = {
+        "database_url": database_url,
+        "demo": demo,
+        "catalog": catalog,
+        "policy_file": policy_file,
+    }
+    flags["upstreams"] = upstream_flags(upstream, flags, config)
+    settings = _settings(flags, config)
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
     token_key = settings.effective_token_key()
-    with _catalog(settings, persistent=True) as tools:
-        store = open_store(settings.database_url)
-        try:
-            gate = Gate(tools, store, token_key=token_key, audience=settings.audience)
-            server = create_mcp_server(gate, identity, public_url=public_url)
-            # stdout carries the protocol from here on; diagnostics go to stderr.
-            server.run("stdio")
-        finally:
-            store.close()
+    with _catalog(settings, persistent=True) as tools, ExitStack() as stack:
+        store = seal_from_environment(open_store(settings.database_url))
+        stack.callback(store.close)
+        if settings.upstreams:
+            from signoff.http._app import open_gateway
+
+            tools = stack.enter_context(open_gateway(settings, store)).catalog(tools)
+        from signoff.policy import PolicySource
+
+        gate = Gate(
+            tools,
+            store,
+            token_key=token_key,
+            audience=settings.audience,
+            policy=PolicySource(tools, settings.policy_file),
+        )
+        server = create_mcp_server(gate, identity, public_url=public_url)
+        # stdout carries the protocol from here on; diagnostics go to stderr.
+        server.run("stdio")
 
 
 def _settings(flags: dict[str, Any], config: str | None) -> Settings:
@@ -115,15 +150,19 @@ def _identity(principal: str | None, agent: str) -> StaticIdentity:
 @contextmanager
 def _catalog(settings: Settings, *, persistent: bool = False) -> Iterator[Catalog]:
     """The demo catalog (shop next to the database, or a throwaway one) or the configured one."""
+    from signoff.catalog._catalog import Catalog
     from signoff.demo import DemoShop, demo_catalog
     from signoff.http._app import load_catalog, open_demo
     from signoff.http._settings import SettingsError
 
     if not settings.demo:
+        if settings.catalog is None and settings.upstreams:
+            yield Catalog()
+            return
         if settings.catalog is None:
             raise SettingsError(
-                "no tools named — pass --demo for the demo catalog, or --catalog MODULE:FACTORY "
-                "(env SIGNOFF_CATALOG) for yours"
+                "no tools named — pass --demo for the demo catalog, --catalog MODULE:FACTORY "
+                "(env SIGNOFF_CATALOG) for yours, or --upstream NAME=… for an MCP server's"
             )
         yield load_catalog(settings)
         return

@@ -33,10 +33,11 @@ LAZY_COMMANDS = {
     "chaos": ("signoff.cli._chaos:chaos", "SIGKILL real workers; count duplicates and losses."),
     "demo": ("signoff.cli._demo:demo", "Walk through the seed scenario and each refusal."),
     "dev-token": ("signoff.cli._serve:dev_token", "Print a development JWT (demo/dev only)."),
-    "keys": ("signoff.cli._proof:keys", "Signing keys: generate, rotate, export the JWKS."),
+    "keys": ("signoff.cli._proof:keys", "Signing keys: generate, rotate, export JWKS or trust."),
     "mcp": ("signoff.cli._agents:mcp_command", "Serve the MCP tools over stdio."),
     "notify": ("signoff.cli._notify:notify", "Webhook and e-mail deliveries of audit events."),
     "openapi": ("signoff.cli._openapi:openapi", "Print the OpenAPI document of the HTTP API."),
+    "policy": ("signoff.cli._policy:policy", "Check, diff and apply the policy file."),
     "reconcile": ("signoff.cli._reconcile:reconcile", "Settle stuck executions by lookup."),
     "roles": ("signoff.cli._roles:roles", "Grant, revoke and list roles in the directory."),
     "serve": ("signoff.cli._serve:serve", "Serve the HTTP API, the page and MCP."),
@@ -112,28 +113,85 @@ def audit() -> None:
 @click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
 @click.option("--bundle", default=None, help="Verify an exported bundle offline (no database).")
 @click.option("--receipt", default=None, help="Verify one signed receipt offline.")
-@click.option("--jwks", default=None, help="Trusted public keys for --bundle/--receipt.")
-def audit_verify(db: str | None, bundle: str | None, receipt: str | None, jwks: str | None) -> None:
+@click.option("--trust", default=None, help="The trust file (`signoff keys export-trust`).")
+@click.option("--jwks", default=None, help="Trusted public keys only (no origins, no witnesses).")
+@click.option(
+    "--checkpoint",
+    "checkpoints",
+    multiple=True,
+    help="A checkpoint note you already hold; what you verify must be consistent with it.",
+)
+@click.option("--allow-uncovered", is_flag=True, help="Report events no checkpoint covers.")
+@click.option("--proposal", default=None, help="The proposal id the proof must be for.")
+@click.option("--digest", default=None, help="The args digest (sha256 hex) it must prove.")
+@click.option("--args", "args_file", default=None, help="A JSON file of the canonical arguments.")
+def audit_verify(
+    db: str | None,
+    bundle: str | None,
+    receipt: str | None,
+    trust: str | None,
+    jwks: str | None,
+    checkpoints: tuple[str, ...],
+    allow_uncovered: bool,
+    proposal: str | None,
+    digest: str | None,
+    args_file: str | None,
+) -> None:
     """Exit 0 when every tenant's chain is intact; otherwise name the first bad event.
 
     With --bundle or --receipt, check signed checkpoints, proofs and approvals
-    offline instead, with no database and no server.
+    offline instead, under the trust root you pass (--trust or --jwks, never the
+    file's own keys), and print what was proven. With --db and a trust root,
+    also check each stored checkpoint against the chain.
     """
+    from signoff.cli._proof import expectation, trust_root
+
+    root = trust_root(jwks, trust)
     if bundle is not None or receipt is not None:
         from signoff.cli._proof import verify_offline
 
-        verify_offline(bundle, receipt, jwks)
+        verify_offline(
+            bundle,
+            receipt,
+            root,
+            held_files=checkpoints,
+            allow_uncovered=allow_uncovered,
+            expect=expectation(proposal, digest, args_file),
+        )
         return
     from signoff._paths import default_database_url
     from signoff.gate._gate import verify_audit
 
     with open_existing_store(db or default_database_url()) as store:
         report = verify_audit(store)
-    if report.ok:
-        click.echo(f"audit chain intact: {report.events} events in {report.tenants} tenant chains")
+        signed = None
+        if root is not None:
+            from signoff.cli._proof import verify_database
+
+            signed = verify_database(store, root)
+    if not report.ok:
+        click.echo(f"audit chain BROKEN at {report.first_bad}", err=True)
+        sys.exit(1)
+    click.echo(f"audit chain intact: {report.events} events in {report.tenants} tenant chains")
+    if signed is None:
+        click.echo(
+            "  note: without --trust or --jwks only the chain was checked: a recomputed"
+            " history or a cut tail looks intact"
+        )
         return
-    click.echo(f"audit chain BROKEN at {report.first_bad}", err=True)
-    sys.exit(1)
+    for finding in signed.findings:
+        click.echo(f"BROKEN {finding}", err=True)
+    click.echo(
+        f"  {signed.checkpoints} signed checkpoints match the chain; {signed.covered} events"
+        f" covered, {signed.uncovered} not yet"
+    )
+    if not signed.ok:
+        sys.exit(1)
+
+
+KEYS_HELP = "Signing key file (env SIGNOFF_SIGNING_KEYS_FILE)."
+LOG_NAME_HELP = "Log name in origins (env SIGNOFF_LOG_NAME) [default: public URL, else key file]."
+STATE_HELP = "The signer's state directory (env SIGNOFF_SIGNER_STATE) [default: <keys>.state]."
 
 
 @audit.command("export")
@@ -141,32 +199,68 @@ def audit_verify(db: str | None, bundle: str | None, receipt: str | None, jwks: 
 @click.option("--tenant", required=True, help="The tenant whose log to export.")
 @click.option("--since", default=0, type=int, help="Size of a checkpoint to continue from.")
 @click.option("--out", required=True, help="The bundle file to write.")
-@click.option(
-    "--keys", "keys_file", default=None, help="Signing key file (env SIGNOFF_SIGNING_KEYS_FILE)."
-)
-@click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default="signoff", show_default=True)
+@click.option("--keys", "keys_file", default=None, help=KEYS_HELP)
+@click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default=None, help=LOG_NAME_HELP)
+@click.option("--state", envvar="SIGNOFF_SIGNER_STATE", default=None, help=STATE_HELP)
 def audit_export(
-    db: str | None, tenant: str, since: int, out: str, keys_file: str | None, log_name: str
+    db: str | None,
+    tenant: str,
+    since: int,
+    out: str,
+    keys_file: str | None,
+    log_name: str | None,
+    state: str | None,
 ) -> None:
-    """Write a tenant's events, signed checkpoints, proofs and public keys to one file."""
+    """Write a tenant's events, signed checkpoints and proofs to one file."""
     from signoff._paths import default_database_url
     from signoff.cli._proof import export
 
-    export(db or default_database_url(), tenant, since, out, keys_file, log_name)
+    export(db or default_database_url(), tenant, since, out, keys_file, log_name, state)
 
 
 @audit.command("checkpoint")
 @click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
-@click.option(
-    "--keys", "keys_file", default=None, help="Signing key file (env SIGNOFF_SIGNING_KEYS_FILE)."
-)
-@click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default="signoff", show_default=True)
-def audit_checkpoint(db: str | None, keys_file: str | None, log_name: str) -> None:
+@click.option("--keys", "keys_file", default=None, help=KEYS_HELP)
+@click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default=None, help=LOG_NAME_HELP)
+@click.option("--state", envvar="SIGNOFF_SIGNER_STATE", default=None, help=STATE_HELP)
+def audit_checkpoint(
+    db: str | None, keys_file: str | None, log_name: str | None, state: str | None
+) -> None:
     """Sign a checkpoint at the head of every tenant's log now (say, from a cron job)."""
     from signoff._paths import default_database_url
     from signoff.cli._proof import checkpoint_now
 
-    checkpoint_now(db or default_database_url(), keys_file, log_name)
+    checkpoint_now(db or default_database_url(), keys_file, log_name, state)
+
+
+@audit.command("init-signer")
+@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+@click.option("--keys", "keys_file", default=None, help=KEYS_HELP)
+@click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default=None, help=LOG_NAME_HELP)
+@click.option("--state", envvar="SIGNOFF_SIGNER_STATE", default=None, help=STATE_HELP)
+@click.option("--tenant", "tenants", multiple=True, help="Only this tenant's log (repeatable).")
+@click.option(
+    "--adopt-head",
+    is_flag=True,
+    help="Also vouch for every event up to the head (events without an authenticator too).",
+)
+def audit_init_signer(
+    db: str | None,
+    keys_file: str | None,
+    log_name: str | None,
+    state: str | None,
+    tenants: tuple[str, ...],
+    adopt_head: bool,
+) -> None:
+    """Set the signer's view of each log from the store's verified checkpoints (audited).
+
+    For an upgrade, a lost signer state, or a log the signer refused after you
+    investigated; it overwrites what the signer remembered.
+    """
+    from signoff._paths import default_database_url
+    from signoff.cli._proof import init_signer
+
+    init_signer(db or default_database_url(), keys_file, log_name, state, tenants, adopt_head)
 
 
 def open_existing_store(url: str) -> Store:
@@ -184,7 +278,9 @@ def open_existing_store(url: str) -> Store:
         raise StoreError(
             f"{shown} holds no signoff schema — run `signoff db upgrade --db {shown}` first"
         )
-    return store
+    from signoff.cli._seal import seal_from_environment
+
+    return seal_from_environment(store)
 
 
 @cli.group()

@@ -17,6 +17,7 @@ from signoff._paths import default_database_url, demo_shop_file
 from signoff._references import build_from_reference, call_factory, import_reference
 from signoff.catalog._catalog import Catalog
 from signoff.cli._checks import check_writable
+from signoff.cli._seal import seal_from_environment
 from signoff.cli._signals import stop_on_signals
 from signoff.exceptions import InvalidReference
 from signoff.gate._gate import Gate
@@ -175,7 +176,7 @@ def reconcile(
     """  # fmt: skip
     db = db or default_database_url()
     with ExitStack() as stack:
-        store = stack.enter_context(open_store(db))
+        store = seal_from_environment(stack.enter_context(open_store(db)))
         check_writable(store, db)
         catalog = stack.enter_context(
             open_catalog(db, demo=demo, shop=shop, catalog_ref=catalog_ref)

@@ -57,13 +57,31 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
     default=None,
     help="Seconds between reconcile passes in each worker (default 10; 0 turns it off).",
 )
-def serve(config: str | None, **flags: Any) -> None:
+@click.option(
+    "--upstream",
+    multiple=True,
+    metavar="NAME=COMMAND|URL",
+    help="An MCP server to stand in front of: NAME='COMMAND …' (stdio) or NAME=https://…/mcp; "
+    "repeat for several (docs/GATEWAY.md).",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The policy file (docs/POLICIES.md; [upstreams]: docs/GATEWAY.md); SIGHUP reloads it. "
+    "Env SIGNOFF_POLICY_FILE.",
+)
+def serve(config: str | None, upstream: tuple[str, ...], **flags: Any) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
     import uvicorn
 
     from signoff._logging import logging_config
     from signoff.cli._checks import check_port_free
 
+    flags["upstreams"] = upstream_flags(upstream, flags, config)
+    if flags.get("policy_file") is not None:
+        flags["policy_file"] = str(Path(flags["policy_file"]).resolve())
     settings = _settings(flags, config)
     _prepare(settings)
     check_port_free(settings.host, settings.port)
@@ -74,10 +92,11 @@ def serve(config: str | None, **flags: Any) -> None:
     if config is not None:
         os.environ["SIGNOFF_CONFIG"] = str(Path(config).resolve())
     if settings.demo and settings.signing_keyset() is None:
-        from signoff.proof import KeySet
+        from signoff.http._signing import demo_keys_file
 
-        # Demo mode signs with a key made now, handed to every worker like the settings.
-        os.environ[ENV_PREFIX + "SIGNING_KEYS"] = KeySet.generate().to_json()
+        # Demo mode signs with a development key file kept beside its database (the signer
+        # state beside it), made now if missing and named to every worker like the settings.
+        os.environ[ENV_PREFIX + "SIGNING_KEYS_FILE"] = str(demo_keys_file(settings.database_url))
     _start_banner(settings)
     with _worker_metrics(settings.workers):
         uvicorn.run(
@@ -90,7 +109,21 @@ def serve(config: str | None, **flags: Any) -> None:
             log_config=logging_config(settings.log_level, settings.log_format),
             access_log=False,  # signoff logs each request itself, with its request id
             server_header=False,
+            # uvicorn's h11 protocol plus a deadline for each request head (slow headers).
+            http="signoff.http._server_protocol:DeadlineH11Protocol",
         )
+
+
+def upstream_flags(given: tuple[str, ...], flags: dict[str, Any], config: str | None) -> str | None:
+    """``--upstream`` values over the configured upstreams, as the ``SIGNOFF_UPSTREAMS`` JSON."""
+    if not given:
+        return None
+    from signoff.gateway import merge_upstreams, parse_upstream, upstreams_json
+
+    configured = load_settings(
+        {k: v for k, v in flags.items() if k != "upstreams"}, env=os.environ, config=config
+    ).upstreams
+    return upstreams_json(merge_upstreams(configured, [parse_upstream(v) for v in given]))
 
 
 @contextmanager
@@ -160,17 +193,41 @@ def _settings(flags: dict[str, Any], config: str | None, *, check: bool = True) 
 def _prepare(settings: Settings) -> None:
     """Keys, catalog, migrations, a write to the store (and the demo shop), before any worker."""
     from signoff.cli._checks import check_writable
-    from signoff.http._app import load_catalog, open_demo
+    from signoff.http._app import native_catalog, open_demo, open_gateway
     from signoff.identity import Authenticator
     from signoff.store import open_store
 
     Authenticator.from_settings(settings)
-    if not settings.demo:
-        load_catalog(settings)
+    catalog = None if settings.demo else native_catalog(settings)
     with open_store(settings.database_url) as store:
         check_writable(store, settings.database_url)
     if settings.demo:
         open_demo(settings).shop.close()
+    if settings.upstreams:
+        # Reach every upstream once now, so a wrong command is one line, not a worker's crash.
+        with open_gateway(settings, None) as gateway:
+            _gateway_banner(settings, gateway)
+            if settings.policy_file is not None:
+                _check_policy(settings, catalog, gateway=gateway)
+    elif settings.policy_file is not None:
+        _check_policy(settings, catalog)
+
+
+def _check_policy(settings: Settings, catalog: Any, *, gateway: Any = None) -> None:
+    """Refuse to start on a policy file with problems (every worker would refuse it too),
+    checked against the catalog the workers will serve (upstream tools included)."""
+    from signoff.demo import DemoShop, demo_catalog
+    from signoff.policy import PolicySource
+
+    assert settings.policy_file is not None
+    with tempfile.TemporaryDirectory(prefix="signoff-policy-") as folder:
+        shop = DemoShop(str(Path(folder) / "shop.db")) if catalog is None else None
+        try:
+            tools = demo_catalog(shop) if shop is not None else catalog
+            PolicySource(tools if gateway is None else gateway.catalog(tools), settings.policy_file)
+        finally:
+            if shop is not None:
+                shop.close()
 
 
 def _start_banner(settings: Settings) -> None:
@@ -180,6 +237,31 @@ def _start_banner(settings: Settings) -> None:
     if settings.demo:
         _demo_banner(settings)
     sys.stderr.flush()
+
+
+def _gateway_banner(settings: Settings, gateway: Any) -> None:
+    from signoff.gateway._policy import default_approver
+
+    for spec in gateway.specs:
+        writes = [t for t in gateway.writes if t.upstream == spec.name]
+        reads = [t for t in gateway.reads if t.upstream == spec.name]
+        skipped = [t for t in gateway.skipped if t.upstream == spec.name]
+        roles = sorted({t.policy.approver_role or default_approver(spec.name) for t in writes})
+        click.echo(
+            f"signoff: upstream {spec.name} ({spec.describe()}): {len(writes)} write(s) need "
+            f"confirmation (approver role {', '.join(roles) or '—'}), {len(reads)} read(s) pass "
+            f"through, {len(skipped)} not exposed",
+            err=True,
+        )
+    if settings.demo and gateway.writes:
+        role = gateway.writes[0].policy.approver_role or default_approver(
+            gateway.writes[0].upstream
+        )
+        click.echo(
+            "  upstream approver token: signoff dev-token --demo --sub alice --tenant acme "
+            f"--role {role}",
+            err=True,
+        )
 
 
 def _demo_banner(settings: Settings) -> None:

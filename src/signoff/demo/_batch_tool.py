@@ -4,8 +4,17 @@ The filter (a customer's orders that can still take the amount) is resolved when
 the proposal is made. The proposal binds the sorted set of order ids by its
 ``resource_set_digest`` (PROTOCOL.md rule 3), the count, the frozen filter and
 every order's version. If the set widens or narrows before execution, the
-resource differs and nothing runs. The provider refunds the whole batch in one
-transaction of its own, each order under a key derived from the request key.
+resource differs and nothing runs.
+
+Each order is refunded on its own (seed 000: 失败项独立回执), under a key derived from
+the request key (``<request key>#<order id>``), in a transaction of the provider's own,
+and reported as an :class:`~signoff.ItemOutcome`: succeeded with its refund's
+reference, failed for good (the order changed, its payment method refuses), or failed for
+now. The batch is ``succeeded`` only when every item is; a failed item never widens the
+set and never stops the others. A retry (same request key) replays the items that
+succeeded and attempts only those that failed for now; an item that failed for good
+stays failed. The provider keeps the batch's items (``refund_batch_items``), so a lookup
+by request key answers item by item too.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from typing import Annotated
 from pydantic import Field
 
 from signoff import (
+    ItemOutcome,
     LookupOutcome,
     NotFoundAtProvider,
     Preview,
@@ -36,7 +46,6 @@ from signoff import (
     WriteTool,
     resource_set_digest,
 )
-from signoff.demo._db import ShopConnection
 from signoff.demo._provider import FaultMode, _pop_fault, _refund
 from signoff.demo._shop import DemoShop
 from signoff.demo._tool import (
@@ -55,7 +64,24 @@ _BATCHES_TABLE = """CREATE TABLE IF NOT EXISTS refund_batches (
     tenant TEXT NOT NULL,
     order_count BIGINT NOT NULL
 )"""
+_ITEMS_TABLE = """CREATE TABLE IF NOT EXISTS refund_batch_items (
+    item_key TEXT PRIMARY KEY,
+    batch_key TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    order_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reference TEXT,
+    error_code TEXT
+)"""
+_ITEM_FAULTS_TABLE = """CREATE TABLE IF NOT EXISTS refund_item_faults (
+    tenant TEXT NOT NULL,
+    order_id TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    PRIMARY KEY (tenant, order_id)
+)"""
 _POSTGRES_DDL_LOCK = 0x5159_0A08
+PENDING = "pending"
+PARTIAL_FAILURE = "partial_failure"
 
 
 class BatchRefundArgs(StrictArgs):
@@ -72,11 +98,6 @@ class BatchRefundArgs(StrictArgs):
     reason: Annotated[str | None, Field(max_length=500, description="Why")]
 
 
-class _Rollback(Exception):
-    def __init__(self, outcome: TerminalFailure) -> None:
-        self.outcome = outcome
-
-
 class RefundCustomerOrders(WriteTool[BatchRefundArgs]):
     name = "refund_customer_orders"
     version = "1"
@@ -88,7 +109,18 @@ class RefundCustomerOrders(WriteTool[BatchRefundArgs]):
 
     def __init__(self, shop: DemoShop) -> None:
         self.shop = shop
-        shop.ensure_table(_BATCHES_TABLE, lock_id=_POSTGRES_DDL_LOCK)
+        for table in (_BATCHES_TABLE, _ITEMS_TABLE, _ITEM_FAULTS_TABLE):
+            shop.ensure_table(table, lock_id=_POSTGRES_DDL_LOCK)
+
+    def fail_item(self, tenant: str, order_id: str, mode: FaultMode) -> None:
+        """The next refund of this order in a batch fails: ``RETRYABLE`` or ``TERMINAL``."""
+        if mode not in (FaultMode.RETRYABLE, FaultMode.TERMINAL):
+            raise ValueError("an item fails retryably or terminally")
+        with self.shop.db.write() as conn:
+            conn.execute(
+                "INSERT INTO refund_item_faults (tenant, order_id, mode) VALUES (?,?,?)",
+                (tenant, order_id, mode.value),
+            )
 
     def read_state(self, args: BatchRefundArgs, principal: Principal) -> ResourceState:
         if principal.subject != args.customer and SUPPORT_ROLE not in principal.roles:
@@ -167,52 +199,135 @@ class RefundCustomerOrders(WriteTool[BatchRefundArgs]):
     def execute(
         self, args: BatchRefundArgs, request_key: str, expected: ResourceState
     ) -> ProviderOutcome:
-        """All orders or none, in one provider transaction; a replay answers the first batch."""
-        try:
-            with self.shop.db.write() as conn:
-                fault = _pop_fault(conn)
-                if fault is FaultMode.RETRYABLE:
-                    return RetryableFailure("the provider is temporarily unavailable")
-                if fault is FaultMode.TERMINAL:
-                    return TerminalFailure("the payment method refuses refunds", code="refused")
-                if fault is not FaultMode.TIMEOUT_BEFORE:
-                    outcome = _refund_batch(conn, args, request_key, expected)
-        except _Rollback as rollback:
-            return rollback.outcome
-        # Raised after the transaction, so the consumed fault stays consumed.
+        """Each order on its own, under its derived key; the outcome names every item."""
+        with self.shop.db.write() as conn:
+            fault = _pop_fault(conn)
+            if fault is FaultMode.RETRYABLE:
+                return RetryableFailure("the provider is temporarily unavailable")
+            if fault is FaultMode.TERMINAL:
+                return TerminalFailure("the payment method refuses refunds", code="refused")
         if fault is FaultMode.TIMEOUT_BEFORE:
             raise ProviderTimeout("the batch never reached the provider")
+        tenant = expected.summary["tenant"]
+        versions: dict[str, int] = expected.summary["versions"]
+        reference = self._open_batch(tenant, request_key, sorted(versions))
+        items = [
+            self._refund_item(args, tenant, request_key, order_id, int(version))
+            for order_id, version in sorted(versions.items())
+        ]
         if fault is FaultMode.TIMEOUT_AFTER_SUCCESS:
             raise ProviderTimeout("the provider's answer was lost")
-        return outcome
+        return batch_outcome(reference, items)
 
     def lookup(self, request_key: str) -> LookupOutcome:
+        """The batch item by item, as the provider recorded it; unfinished: never seen."""
         with self.shop.db.read() as conn:
+            batch = conn.execute(
+                "SELECT reference, tenant FROM refund_batches WHERE request_key = ?",
+                (request_key,),
+            ).fetchone()
+            rows = conn.execute(
+                "SELECT order_id, item_key, status, reference, error_code "
+                "FROM refund_batch_items WHERE batch_key = ? ORDER BY order_id",
+                (request_key,),
+            ).fetchall()
+        if batch is None:
+            return NotFoundAtProvider()
+        if not rows:
+            return Succeeded(str(batch[0]))  # a batch refunded whole by an earlier version
+        if any(row[2] not in ("succeeded", "failed_terminal") for row in rows):
+            return NotFoundAtProvider()  # unfinished: an attempt with the same key finishes it
+        items = [_item(str(r[0]), str(r[1]), str(r[2]), r[3], r[4]) for r in rows]
+        outcome = batch_outcome(str(batch[0]), items)
+        assert not isinstance(outcome, RetryableFailure)
+        return outcome
+
+    def _open_batch(self, tenant: str, request_key: str, order_ids: list[str]) -> str:
+        """Record the batch and its items (once per request key); its reference."""
+        with self.shop.db.write() as conn:
+            conn.execute(
+                "INSERT INTO refund_batches (request_key, reference, tenant, order_count) "
+                "VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
+                (request_key, "rb_" + uuid.uuid4().hex[:24], tenant, len(order_ids)),
+            )
+            conn.executemany(
+                "INSERT INTO refund_batch_items (item_key, batch_key, tenant, order_id, status) "
+                "VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
+                [(item_key(request_key, o), request_key, tenant, o, PENDING) for o in order_ids],
+            )
             row = conn.execute(
                 "SELECT reference FROM refund_batches WHERE request_key = ?", (request_key,)
             ).fetchone()
-        return NotFoundAtProvider() if row is None else Succeeded(str(row[0]))
+        return str(row[0])
+
+    def _refund_item(
+        self, args: BatchRefundArgs, tenant: str, request_key: str, order_id: str, version: int
+    ) -> ItemOutcome:
+        """One order, in a provider transaction of its own; a final answer is kept."""
+        key = item_key(request_key, order_id)
+        with self.shop.db.write() as conn:
+            row = conn.execute(
+                "SELECT status, reference, error_code FROM refund_batch_items WHERE item_key = ?",
+                (key,),
+            ).fetchone()
+            if row is not None and row[0] == "failed_terminal":
+                return _item(order_id, key, "failed_terminal", None, row[2])
+            fault = conn.execute(
+                "DELETE FROM refund_item_faults WHERE tenant = ? AND order_id = ? RETURNING mode",
+                (tenant, order_id),
+            ).fetchone()
+            if fault is not None and fault[0] == FaultMode.RETRYABLE.value:
+                outcome: ProviderOutcome = RetryableFailure("the provider is busy for this order")
+            elif fault is not None:
+                outcome = TerminalFailure("the payment method refuses refunds", code="refused")
+            else:
+                outcome = _refund(
+                    conn, tenant, order_id, args.amount_minor, args.currency, key, version
+                )
+            item = _outcome_item(order_id, key, outcome)
+            conn.execute(
+                "UPDATE refund_batch_items SET status = ?, reference = ?, error_code = ? "
+                "WHERE item_key = ?",
+                (item.status, item.provider_reference, item.error_code, key),
+            )
+        return item
 
 
-def _refund_batch(
-    conn: ShopConnection, args: BatchRefundArgs, request_key: str, expected: ResourceState
-) -> Succeeded:
-    tenant = expected.summary["tenant"]
-    done = conn.execute(
-        "SELECT reference FROM refund_batches WHERE request_key = ?", (request_key,)
-    ).fetchone()
-    if done is not None:
-        return Succeeded(str(done[0]))
-    for order_id, version in expected.summary["versions"].items():
-        key = f"{request_key}#{order_id}"
-        outcome = _refund(
-            conn, tenant, order_id, args.amount_minor, args.currency, key, int(version)
-        )
-        if isinstance(outcome, TerminalFailure):
-            raise _Rollback(outcome)
-    reference = "rb_" + uuid.uuid4().hex[:24]
-    conn.execute(
-        "INSERT INTO refund_batches (request_key, reference, tenant, order_count) VALUES (?,?,?,?)",
-        (request_key, reference, tenant, len(expected.summary["versions"])),
+def item_key(request_key: str, order_id: str) -> str:
+    """The provider's idempotency key of one order in a batch."""
+    return f"{request_key}#{order_id}"
+
+
+def batch_outcome(reference: str, items: list[ItemOutcome]) -> ProviderOutcome:
+    """Succeeded only when every item did; items failed for now make it retryable; else
+    the failed items are reported on their own (``partial_failure`` when others succeeded)."""
+    failed = [i for i in items if i.status != "succeeded"]
+    done = len(items) - len(failed)
+    if not failed:
+        return Succeeded(reference, items=tuple(items))
+    counts = f"{len(failed)} of {len(items)} refunds failed, {done} succeeded"
+    if any(i.status == "failed_retryable" for i in failed):
+        return RetryableFailure(f"{counts}; a retry attempts the failed ones", items=tuple(items))
+    codes = {i.error_code or "refused" for i in failed}
+    code = PARTIAL_FAILURE if done else (codes.pop() if len(codes) == 1 else "refused")
+    return TerminalFailure(f"{counts}; the failed ones stay failed", code=code, items=tuple(items))
+
+
+def _outcome_item(order_id: str, key: str, outcome: ProviderOutcome) -> ItemOutcome:
+    if isinstance(outcome, Succeeded):
+        return _item(order_id, key, "succeeded", outcome.reference, None)
+    if isinstance(outcome, RetryableFailure):
+        return _item(order_id, key, "failed_retryable", None, "provider_retryable")
+    return _item(order_id, key, "failed_terminal", None, outcome.code)
+
+
+def _item(
+    order_id: str, key: str, status: str, reference: str | None, code: str | None
+) -> ItemOutcome:
+    return ItemOutcome(
+        resource=f"order:{order_id}",
+        request_key=key,
+        status=status,  # type: ignore[arg-type]
+        provider_reference=reference,
+        error_code=code,
     )
-    return Succeeded(reference)

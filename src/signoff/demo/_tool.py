@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -74,6 +75,11 @@ class RefundOrder(WriteTool[RefundArgs]):
     ttl = timedelta(minutes=10)
     approver_role = APPROVER_ROLE
     reject_reasons = ("wrong_amount", "wrong_target", "policy", "suspicious")
+    # The policy file may move it per tenant: [tools.refund_order.thresholds] (POLICIES.md).
+    thresholds: ClassVar[Mapping[str, int | str]] = {"high_risk_minor": HIGH_RISK_MINOR}
+    amount_argument = "amount_minor"
+    currency_argument = "currency"
+    mandates = True
 
     def __init__(self, shop: DemoShop, provider: RefundProvider | None = None) -> None:
         self.shop = shop
@@ -151,7 +157,7 @@ class RefundOrder(WriteTool[RefundArgs]):
         )
 
     def risk(self, args: RefundArgs, state: ResourceState) -> Risk:
-        if args.amount_minor >= HIGH_RISK_MINOR:
+        if args.amount_minor >= self.threshold("high_risk_minor"):
             return Risk(RiskLevel.HIGH, ("amount at or above the high-risk threshold",))
         return Risk(RiskLevel.MEDIUM, ("money leaves the company",))
 
@@ -183,5 +189,6 @@ class RefundOrder(WriteTool[RefundArgs]):
 
 def demo_catalog(shop: DemoShop, provider: RefundProvider | None = None) -> Catalog:
     from signoff.demo._note_tool import AddOrderNote  # low risk, confirmable in-band (MCP form)
+    from signoff.demo._suspend_tool import SuspendAccount  # time arguments (PROTOCOL rule 2)
 
-    return Catalog([RefundOrder(shop, provider), AddOrderNote(shop)])
+    return Catalog([RefundOrder(shop, provider), AddOrderNote(shop), SuspendAccount(shop)])

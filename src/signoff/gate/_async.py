@@ -32,8 +32,10 @@ from signoff._model import (
 )
 from signoff.audit._chain import AuditEvent, ChainReport
 from signoff.catalog._catalog import Catalog
+from signoff.exceptions import SignerRefused
 from signoff.gate._batch import BatchItem, BatchOutcome
 from signoff.gate._gate import Gate
+from signoff.gate._mandate import MandateState
 from signoff.gate._reconcile import Reconciled
 from signoff.store._base import Store
 from signoff.store._sql import CheckpointRecord, PasskeyRecord
@@ -106,6 +108,7 @@ class AsyncGate:
         *,
         rationale: str | None = None,
         supersedes: str | None = None,
+        mandate_id: str | None = None,
     ) -> Proposal:
         return await self.run_sync(
             self.gate.propose,
@@ -114,7 +117,43 @@ class AsyncGate:
             arguments,
             rationale=rationale,
             supersedes=supersedes,
+            mandate_id=mandate_id,
         )
+
+    async def propose_mandate(
+        self,
+        principal: Principal,
+        tool: str,
+        constraints: Mapping[str, Any],
+        *,
+        expires_in_seconds: int,
+    ) -> MandateState:
+        return await self.run_sync(
+            self.gate.propose_mandate,
+            principal,
+            tool,
+            constraints,
+            expires_in_seconds=expires_in_seconds,
+        )
+
+    async def decide_mandate(
+        self, principal: Principal, mandate_id: str, decision: Decision, *, idempotency_key: str
+    ) -> MandateState:
+        return await self.run_sync(
+            self.gate.decide_mandate,
+            principal,
+            mandate_id,
+            decision,
+            idempotency_key=idempotency_key,
+        )
+
+    async def mandate(self, principal: Principal, mandate_id: str) -> MandateState:
+        return await self.run_sync(self.gate.mandate, principal, mandate_id)
+
+    async def revoke_mandate(
+        self, principal: Principal, mandate_id: str, *, reason: str
+    ) -> MandateState:
+        return await self.run_sync(self.gate.revoke_mandate, principal, mandate_id, reason=reason)
 
     async def decide(
         self, principal: Principal, proposal_id: str, decision: Decision, *, idempotency_key: str
@@ -128,6 +167,17 @@ class AsyncGate:
     ) -> list[BatchOutcome]:
         return await self.run_sync(
             self.gate.decide_batch, principal, items, idempotency_key=idempotency_key
+        )
+
+    async def repeated_decision(
+        self, principal: Principal, proposal_id: str, decision: Decision, *, idempotency_key: str
+    ) -> DecisionResult | None:
+        return await self.run_sync(
+            self.gate.repeated_decision,
+            principal,
+            proposal_id,
+            decision,
+            idempotency_key=idempotency_key,
         )
 
     async def execute(
@@ -212,14 +262,23 @@ class AsyncGate:
     async def receipt(self, principal: Principal, execution_id: str) -> Receipt:
         return await self.run_sync(self.gate.receipt, principal, execution_id)
 
-    async def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
-        return await self.run_sync(self.gate.export_bundle, tenant, since=since)
+    async def export_bundle(
+        self, tenant: str, *, since: int = 0, problems: list[str] | None = None
+    ) -> dict[str, Any]:
+        return await self.run_sync(self.gate.export_bundle, tenant, since=since, problems=problems)
 
     async def checkpoint_due(self) -> list[CheckpointRecord]:
         return await self.run_sync(self.gate.checkpoint_due)
 
-    async def checkpoint_now(self) -> list[CheckpointRecord]:
-        return await self.run_sync(self.gate.checkpoint_now)
+    async def checkpoint_now(
+        self, *, on_refusal: Callable[[str, SignerRefused], None] | None = None
+    ) -> list[CheckpointRecord]:
+        return await self.run_sync(self.gate.checkpoint_now, on_refusal=on_refusal)
+
+    async def init_signer(
+        self, tenant: str, *, adopt_head: bool = False
+    ) -> CheckpointRecord | None:
+        return await self.run_sync(self.gate.init_signer, tenant, adopt_head=adopt_head)
 
     async def register_passkey(
         self,
@@ -249,9 +308,16 @@ class AsyncGate:
         return await self.run_sync(self.gate.confirmation_token, principal, proposal_id)
 
     async def audit_events(
-        self, principal: Principal, *, proposal_id: str | None = None
+        self,
+        principal: Principal,
+        *,
+        proposal_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
     ) -> list[AuditEvent]:
-        return await self.run_sync(self.gate.audit_events, principal, proposal_id=proposal_id)
+        return await self.run_sync(
+            self.gate.audit_events, principal, proposal_id=proposal_id, after=after, limit=limit
+        )
 
     async def verify_audit(self) -> ChainReport:
         return await self.run_sync(self.gate.verify_audit)

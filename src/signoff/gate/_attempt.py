@@ -14,6 +14,7 @@ from signoff._model import (
     ProposalStatus,
 )
 from signoff.catalog._types import (
+    ItemOutcome,
     ProviderOutcome,
     ProviderTimeout,
     ResourceState,
@@ -195,11 +196,19 @@ def finish_attempt(
     from_statuses: tuple[ExecutionStatus, ...] = (ExecutionStatus.RUNNING,),
 ) -> ExecutionResult:
     classified = _classify(outcome)
+    items = () if isinstance(outcome, Unknown | NeedsAttention) else outcome.items
 
     def record(tx: SqlTransaction) -> Execution:
         now = ctx.now_micros()
         moved = record_outcome(
-            ctx, tx, proposal, running, classified, from_statuses=from_statuses, now=now
+            ctx,
+            tx,
+            proposal,
+            running,
+            classified,
+            from_statuses=from_statuses,
+            now=now,
+            items=items,
         )
         if moved is None:
             current = tx.execution(running.tenant, running.execution_id)
@@ -232,9 +241,11 @@ def record_outcome(
     *,
     from_statuses: tuple[ExecutionStatus, ...],
     now: int,
+    items: tuple[ItemOutcome, ...] = (),
 ) -> Execution | None:
     """Move the execution (and its proposal) to ``classified``; None if it was not in
-    ``from_statuses`` any more (another worker recorded first)."""
+    ``from_statuses`` any more (another worker recorded first). A batch's ``items`` are
+    kept with it and in its audit event, each item on its own."""
     status, reference, code, message = classified
     return tx.record_outcome(
         OutcomeWrite(
@@ -259,8 +270,10 @@ def record_outcome(
                     "executed_digest": proposal.args_digest,
                     "provider_reference": reference,
                     "error_code": code,
+                    **({"items": [item.to_dict() for item in items]} if items else {}),
                 },
             ),
+            items=items,
         )
     )
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from signoff._directory import RoleDirectory
 from signoff._model import Execution, Principal, Proposal
 from signoff.exceptions import NotFound
-from signoff.gate._policy import claimed_roles, holds_role
+from signoff.gate._context import check_text
+from signoff.gate._policy import claimed_roles, holds_role, is_requester
 from signoff.store._sql import Circle, SqlTransaction
 
 AUDITOR_ROLE = "auditor"
@@ -21,7 +22,7 @@ WHOLE_TENANT_ROLES = (AUDITOR_ROLE, ADMIN_ROLE)
 def may_see(proposal: Proposal, principal: Principal, directory: RoleDirectory | None) -> bool:
     if proposal.tenant != principal.tenant:
         return False
-    if proposal.requester_subject == principal.subject:
+    if is_requester(proposal, principal):
         return True
     if principal.is_agent:
         return False
@@ -50,6 +51,7 @@ def load_visible(
     directory: RoleDirectory | None,
 ) -> Proposal:
     """The proposal if the caller is in its circle; otherwise 404, as for another tenant."""
+    check_text(proposal_id=proposal_id)
     proposal = tx.proposal(principal.tenant, proposal_id)
     if proposal is None or not may_see(proposal, principal, directory):
         raise NotFound("no such proposal", proposal_id=proposal_id)
@@ -62,6 +64,7 @@ def load_visible_execution(
     execution_id: str,
     directory: RoleDirectory | None,
 ) -> tuple[Proposal, Execution]:
+    check_text(execution_id=execution_id)
     execution = tx.execution(principal.tenant, execution_id)
     if execution is None:
         raise NotFound("no such execution", execution_id=execution_id)

@@ -1,7 +1,8 @@
 """Consent holds only while it holds (PROTOCOL rule 11).
 
 An approval is consent while it is unexpired, unrevoked, every approver still
-holds the required role *now*, and the tool's ``max_attempts`` are not used up.
+holds the required role *now*, the requester still holds every role they asked
+with (the requester side of consent), and the tool's ``max_attempts`` are not used up.
 Every execution attempt — the first, a retry, a reconciler's attempt with the
 same request key — asks this in the transaction that starts it. Looking up the
 outcome of an earlier attempt never does: that is not a new write.
@@ -13,12 +14,14 @@ from signoff._model import Execution, Proposal
 from signoff.exceptions import (
     ApproverRevoked,
     AttemptsExhausted,
+    MandateRevoked,
     Refusal,
+    RequesterRevoked,
     Revoked,
     TokenExpired,
 )
 from signoff.gate._context import GateContext
-from signoff.gate._policy import approvers_who_lost_role
+from signoff.gate._policy import approvers_who_lost_role, requester_lost_roles
 from signoff.store._sql import SqlTransaction
 
 
@@ -36,7 +39,23 @@ def consent_refusal(
             "ask for a new proposal",
             **ids,
         )
-    lost = approvers_who_lost_role(proposal, ctx.directory_in(tx))
+    cover = proposal.mandate
+    if cover is not None:
+        # A write under a mandate: its consent is the mandate's, which revocation ends.
+        mandate = tx.mandate(proposal.tenant, str(cover.get("mandate_id")))
+        if mandate is None or mandate.status in ("revoked", "declined"):
+            return MandateRevoked(
+                "the mandate this write runs under was revoked; nothing was done", **ids
+            )
+    directory = ctx.directory_in(tx)
+    gone = requester_lost_roles(proposal, directory)
+    if gone:
+        return RequesterRevoked(
+            "the requester no longer holds a role they asked with; nothing was done",
+            roles=gone,
+            **ids,
+        )
+    lost = approvers_who_lost_role(proposal, directory)
     if lost:
         return ApproverRevoked(
             "an approver no longer holds the required role; nothing was done",

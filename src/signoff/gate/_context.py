@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, TypeVar
@@ -12,16 +12,17 @@ from signoff._canonical import args_digest, canonical_json
 from signoff._clock import Clock, to_micros
 from signoff._directory import RoleDirectory
 from signoff._model import DecisionKind, Principal, Proposal
+from signoff._text import unstorable
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
-from signoff.exceptions import ArgsMismatch
-from signoff.gate._checkpoints import after_write
+from signoff.exceptions import ArgsMismatch, InvalidRequest
 from signoff.gate._hooks import ExecutionHooks
 from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
 
 if TYPE_CHECKING:
     from signoff.gate._proof import GateProof
+    from signoff.policy import PolicyFile, PolicySource
 
 log = logging.getLogger("signoff")
 
@@ -47,6 +48,16 @@ class GateContext:
     directory_in_store: bool = False
     """The directory's entries are rows of this store: asked inside its transactions, and
     a write step's premises (a runtime Protocol check, made once, not per request)."""
+    after_write: Callable[[GateContext, Mapping[str, int]], None] | None = None
+    """Told, after each committed write, which tenants' logs it appended to and their new
+    heads (the gate wires the signer here, so this ground floor knows nothing above it)."""
+
+    policies: PolicySource | None = None
+    """The policy file in force (docs/POLICIES.md); None: the tools' Python policies."""
+
+    @property
+    def policy_file(self) -> PolicyFile | None:
+        return None if self.policies is None else self.policies.current
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())
@@ -76,10 +87,22 @@ class GateContext:
                 if attempt == WRITE_ATTEMPTS:
                     raise
                 continue
-            if self.proof is not None:
-                after_write(self, tx.appended())  # checkpoints due by count or age
+            if self.after_write is not None:
+                self.after_write(self, tx.appended())  # checkpoints due by count or age
             return result
         raise AssertionError("unreachable")
+
+
+def check_text(**fields: object) -> None:
+    """Refuse text no store can keep (NUL, a lone surrogate) before anything is read.
+
+    On every store alike: PostgreSQL cannot hold it, SQLite could, and the answer to the
+    same input must not depend on the store (docs/PROTOCOL.md, rule 6).
+    """
+    for name, value in fields.items():
+        why = unstorable(value)
+        if why is not None:
+            raise InvalidRequest(f"{name}: {why}", field=name)
 
 
 def idempotency_scope(principal: Principal) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from signoff._clock import from_micros, to_micros
 from signoff._model import (
     DELEGATE_CODE,
+    NOT_STARTED,
     Approval,
     Decision,
     DecisionKind,
@@ -16,12 +17,11 @@ from signoff._model import (
     Principal,
     Proposal,
     ProposalStatus,
+    audit_reference,
 )
 from signoff.exceptions import (
-    IdempotencyKeyReused,
     InvalidState,
     PreviewExpired,
-    SeparationOfDuties,
     VersionConflict,
 )
 from signoff.gate._circle import load_visible
@@ -41,22 +41,23 @@ from signoff.gate._decision_checks import (
     suggestion_text,
     validate_decision,
 )
+from signoff.gate._decision_replay import replay
 from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
     REQUESTER_STEP,
     acting_for,
     approvals_complete,
-    check_role,
+    check_requester,
     check_surface,
     decision_step,
     with_delegated_roles,
 )
-from signoff.gate._signed import handed_token, token_for_record
+from signoff.gate._signed import token_for_record
+from signoff.gate._step_up import check_step_up
 from signoff.gate._tokens import issued_token
 from signoff.store._sql import (
     DecisionWrite,
-    IdempotencyRecord,
     PremiseFailed,
     SqlTransaction,
     audit_entry,
@@ -110,6 +111,36 @@ def decide(
     raise VersionConflict("the proposal kept changing; read it again", proposal_id=proposal_id)
 
 
+def repeated(
+    ctx: GateContext,
+    principal: Principal,
+    proposal_id: str,
+    decision: Decision,
+    *,
+    idempotency_key: str,
+) -> DecisionResult | None:
+    """The first answer when this is a repeat of a decision already made with this key, else
+    None (nothing recorded either way). A page asks this before verifying a passkey
+    assertion again: a double submit carries one already spent, and must get the first
+    answer, as every repeated decision does (rule 12)."""
+    validate_decision(decision, idempotency_key)
+    request = _Request(
+        principal,
+        proposal_id,
+        decision,
+        idempotency_key,
+        idempotency_scope(principal),
+        decision_fingerprint(proposal_id, decision),
+    )
+    with ctx.store.peek() as tx:
+        record = tx.idempotency(principal.tenant, request.scope, request.key)
+        return (
+            None
+            if record is None
+            else replay(ctx, tx, principal, record, request.print_, request.decision)
+        )
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Checked:
     """A decision that passed every check on what the read found."""
@@ -120,6 +151,8 @@ class _Checked:
     """The role entries the checks read: the write's premises."""
     device: DeviceApproval | None
     """A verified device signature; its sign counter moves with the write."""
+    authentication: dict[str, Any] | None = None
+    """Under a step-up policy: the ``acr`` and ``auth_time`` the identity provider returned."""
     delegator: str | None = None
     """Whom the decider stands in for (a delegation of the required role), if anyone."""
 
@@ -143,54 +176,42 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         )
         record = tx.idempotency(principal.tenant, request.scope, request.key)
         if record is not None:
-            return _replay(ctx, tx, request, record)
+            return replay(ctx, tx, principal, record, request.print_, request.decision)
+        directory = ctx.directory_in(tx)
         # Seen with delegated roles too (out of office); decided as the person they are.
-        seen_as = with_delegated_roles(principal, ctx.directory_in(tx))
+        seen_as = with_delegated_roles(principal, directory)
         proposal = load_visible(tx, seen_as, request.proposal_id, None)
         now = ctx.now_micros()
         if _check_open(proposal, request.decision, now):
             return _Expired(proposal, now)
-        directory = ctx.directory_in(tx)
         step = _check_entitled(ctx, request, proposal, directory)
+        authentication = None
+        if request.decision.kind is DecisionKind.APPROVE:
+            authentication = check_step_up(proposal, principal, now)
         device = check_device(tx, principal, proposal, request.decision)
         role = proposal.required_role
         delegator = None
         if step != REQUESTER_STEP and role is not None:
             delegator = acting_for(principal, role, directory)
-        return _Checked(proposal, step, tx.roles_read(), device, delegator)
+        return _Checked(
+            proposal,
+            step,
+            tx.roles_read(),
+            device,
+            authentication=authentication,
+            delegator=delegator,
+        )
 
 
 def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, directory: Any) -> str:
     check_surface(proposal, request.principal, ctx.surfaces)
     step = decision_step(proposal, request.principal, request.decision.kind, directory)
     if request.decision.kind is DecisionKind.APPROVE:
+        # Consent on both sides: the requester still holds the roles they asked with.
+        check_requester(proposal, directory)
         check_retyped(proposal, request.decision)
     check_reason(ctx, proposal, request.decision)
     return step
-
-
-def _replay(
-    ctx: GateContext, tx: SqlTransaction, request: _Request, record: IdempotencyRecord
-) -> DecisionResult:
-    """The first answer again, after the same checks a first request passes (rule 12)."""
-    if record.operation != "decide" or record.fingerprint != request.print_:
-        raise IdempotencyKeyReused(
-            "this Idempotency-Key was used with a different request",
-            proposal_id=record.proposal_id,
-        )
-    assert record.proposal_id is not None
-    principal = request.principal
-    seen_as = with_delegated_roles(principal, ctx.directory_in(tx))
-    proposal = load_visible(tx, seen_as, record.proposal_id, None)
-    mine = next((a for a in proposal.approvals if a.approver == principal.subject), None)
-    if principal.is_agent or mine is None:
-        raise SeparationOfDuties("only the person who decided can repeat their decision")
-    check_surface(proposal, principal, ctx.surfaces)
-    role = proposal.required_role
-    if mine.step != REQUESTER_STEP and role is not None:
-        check_role(principal, role, ctx.directory_in(tx), proposal_id=proposal.proposal_id)
-    token = None if record.token_id is None else handed_token(ctx, tx, record.token_id)
-    return DecisionResult(proposal=proposal, duplicate=True, confirmation_token=token)
 
 
 def _check_open(proposal: Proposal, decision: Decision, now: int) -> bool:
@@ -275,7 +296,7 @@ def _record(
     decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
     token = issued_token(ctx, decided, now) if target is ProposalStatus.CONFIRMED else None
     kind = EVENT_KINDS[decision.kind]
-    tx.record_decision(
+    seq = tx.record_decision(
         DecisionWrite(
             proposal_id=proposal.proposal_id,
             expected_version=proposal.version,
@@ -296,6 +317,7 @@ def _record(
                     target,
                     principal,
                     device.assertion if device else None,
+                    checked.authentication,
                     checked.delegator,
                 ),
             ),
@@ -305,7 +327,15 @@ def _record(
     )
     log.info("proposal %s %s by a decision", proposal.proposal_id, target.value)
     handed = None if token is None else token_for_record(ctx, token.record, proposal.tool_version)
-    return DecisionResult(proposal=decided, duplicate=False, confirmation_token=handed)
+    return DecisionResult(
+        proposal=decided,
+        duplicate=False,
+        audit_id=audit_reference(proposal.tenant, seq),
+        status=decided.status,
+        version=decided.version,
+        tool_status=NOT_STARTED,  # nothing runs until the requester executes
+        confirmation_token=handed,
+    )
 
 
 def _decision_data(
@@ -314,6 +344,7 @@ def _decision_data(
     target: ProposalStatus,
     principal: Principal,
     device: dict[str, Any] | None = None,
+    authentication: dict[str, Any] | None = None,
     delegator: str | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
@@ -325,12 +356,18 @@ def _decision_data(
         "approvers": list(approvers(proposal))
         + ([approval.approver] if approval.kind is DecisionKind.APPROVE else []),
     }
+    if principal.issuer is not None:
+        data["issuer"] = principal.issuer
+    if principal.signed_in_client is not None:
+        data["signed_in_client"] = principal.signed_in_client
     if device is not None:
         data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
     if approval.suggestion is not None:
         data["suggestion"] = approval.suggestion
     if delegator is not None:
         data["on_behalf_of"] = delegator  # the person this decider stood in for
+    if authentication is not None:
+        data["authentication"] = authentication  # step-up: what the provider returned
     return data
 
 

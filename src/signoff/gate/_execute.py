@@ -44,7 +44,12 @@ from signoff.gate._context import (
 )
 from signoff.gate._freshness import check_fresh
 from signoff.gate._hooks import HookPoint
-from signoff.gate._policy import approvers_who_lost_role
+from signoff.gate._policy import (
+    approvers_who_lost_role,
+    check_requester,
+    is_requester,
+    requester_lost_roles,
+)
 from signoff.gate._receipts import result_for
 from signoff.gate._signed import Presented, find_token, present
 from signoff.store._sql import ConsumeWrite, PremiseFailed, SqlTransaction, TokenRecord, audit_entry
@@ -167,7 +172,9 @@ def _verify(
         raise InvalidToken("this confirmation token was never issued", proposal_id=proposal_id)
     if token.proposal_id != proposal.proposal_id:
         raise ArgsMismatch("the token confirms a different proposal", proposal_id=proposal_id)
-    if (token.subject, token.actor) != (principal.subject, principal.actor):
+    if (token.subject, token.actor) != (principal.subject, principal.actor) or not is_requester(
+        proposal, principal
+    ):
         raise SubjectMismatch(
             "only the principal that requested this operation may present its token",
             proposal_id=proposal_id,
@@ -176,6 +183,16 @@ def _verify(
         raise AudienceMismatch("the token is meant for another executor", proposal_id=proposal_id)
     if token.operation != proposal.tool or token.resource_id != proposal.resource_id:
         raise ArgsMismatch("the token confirms another operation", proposal_id=proposal_id)
+    if token.policy_version != str(proposal.policy.get("version")):
+        raise ArgsMismatch(
+            "the token was issued under another policy version than the proposal's",
+            proposal_id=proposal_id,
+        )
+    if token.request_key != proposal.request_key:
+        raise ArgsMismatch(
+            "the token is bound to another request key than the proposal's",
+            proposal_id=proposal_id,
+        )
     check_digest(proposal, against=token.args_digest)
     _check_token_state(tx, proposal, token, now)
     lost = approvers_who_lost_role(proposal, ctx.directory_in(tx))
@@ -183,6 +200,7 @@ def _verify(
         raise ApproverRevoked(
             "an approver no longer holds the required role", proposal_id=proposal_id, approvers=lost
         )
+    check_requester(proposal, ctx.directory_in(tx))
     max_attempts = ctx.catalog.get(proposal.tool).max_attempts
     if max_attempts < 1:
         raise AttemptsExhausted("this tool allows no attempt", proposal_id=proposal_id, attempts=0)
@@ -224,7 +242,10 @@ def _consume_and_start(
     """
     # Asked again as the write starts; a store directory's entries are premises instead.
     outside = ctx.directory is not None and not ctx.directory_in_store
-    if outside and approvers_who_lost_role(v.proposal, ctx.directory):
+    if outside and (
+        approvers_who_lost_role(v.proposal, ctx.directory)
+        or requester_lost_roles(v.proposal, ctx.directory)
+    ):
         raise PremiseFailed("role_entries")
     now = ctx.now_micros()
     moment = from_micros(now)
@@ -264,6 +285,7 @@ def _consume_and_start(
                     "token_id": v.token.token_id,
                     "args_digest": v.token.args_digest,
                     "request_key": running.request_key,
+                    **({} if principal.issuer is None else {"issuer": principal.issuer}),
                 },
             ),
             started=started_event(running, now),

@@ -15,6 +15,7 @@ from signoff._model import Principal, Proposal
 from signoff.catalog._types import ResourceState
 from signoff.exceptions import ArgsMismatch, Refusal, StateChanged
 from signoff.gate._context import GateContext
+from signoff.gate._policy import confirmed
 
 
 def requester_of(proposal: Proposal) -> Principal:
@@ -40,12 +41,15 @@ def check_fresh(
     """Read the state again (outside any transaction); refuse if it moved since the preview.
 
     ``args``: the proposal's arguments already loaded (``tool.load``), if the caller has them.
+    The tool reads as ``principal`` (else the requester) with the roles the directory
+    grants *now*, never merely the ones a token or the proposal claims.
     """
     tool = ctx.catalog.get(proposal.tool)
     if args is None:
         args = tool.load(proposal.arguments)
     try:
-        state = tool.read_state(args, principal or requester_of(proposal))
+        reader = confirmed(principal or requester_of(proposal), ctx.directory)
+        state = tool.read_state(args, reader)
     except Refusal as exc:
         raise StateChanged(
             f"the business state changed since the preview: {exc.message}",

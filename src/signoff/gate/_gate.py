@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,7 +21,7 @@ from signoff._model import (
 from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
-from signoff.exceptions import Refusal
+from signoff.exceptions import Refusal, SignerRefused
 from signoff.gate import (
     _batch,
     _checkpoints,
@@ -29,16 +30,20 @@ from signoff.gate import (
     _execute,
     _export,
     _lifecycle,
+    _mandate,
     _propose,
     _reconcile,
     _resolve,
+    _signer_init,
 )
-from signoff.gate._context import GateContext
+from signoff.gate._context import GateContext, check_text
 from signoff.gate._hooks import ExecutionHooks, no_hooks
+from signoff.gate._mandate import MandateState
 from signoff.gate._reads import GateReads
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._refusals import audited, presented_hash
 from signoff.gate._signed_receipt import with_signed_receipt
+from signoff.policy import PolicyFile, PolicySource
 from signoff.store._base import Store
 from signoff.store._sql import CheckpointRecord, PasskeyRecord
 
@@ -57,6 +62,9 @@ class Gate(GateReads):
     ``directory`` is where roles are checked *now* (PROTOCOL rule 11); without
     one, the roles in the caller's identity token are trusted until it expires.
     ``surfaces`` lists where decisions may come from (rule 14); empty allows any.
+    ``policy`` is the deployment's policy file (docs/POLICIES.md), parsed or as a
+    :class:`~signoff.policy.PolicySource` that ``serve`` reloads; without one each tool's
+    Python policy applies.
     """
 
     def __init__(
@@ -73,9 +81,13 @@ class Gate(GateReads):
         hooks: ExecutionHooks | None = None,
         surfaces: Sequence[str] = (),
         proof: GateProof | None = None,
+        policy: PolicySource | PolicyFile | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
+        if not isinstance(policy, PolicySource):
+            policy = PolicySource.of(catalog, policy)
+        self.policies = policy
         self._ctx = GateContext(
             catalog=catalog,
             store=store,
@@ -88,7 +100,15 @@ class Gate(GateReads):
             surfaces=tuple(surfaces),
             proof=proof,
             directory_in_store=isinstance(directory, TransactionalDirectory),
+            after_write=None if proof is None else _checkpoints.after_write,
+            policies=policy,
         )
+        if proof is not None:
+            from signoff.gate._proof import seal_with
+
+            # Every event this process appends is authenticated with the key file's MAC key:
+            # the signer covers nothing else (PROTOCOL rule 16).
+            store.event_seal = seal_with(proof)
 
     @property
     def clock(self) -> Clock:
@@ -115,16 +135,61 @@ class Gate(GateReads):
         arguments: Mapping[str, Any] | str | bytes,
         *,
         rationale: str | None = None,
+        mandate_id: str | None = None,
         supersedes: str | None = None,
     ) -> Proposal:
         """Freeze a write request into a proposal awaiting confirmation.
 
+        With ``mandate_id``, a write the mandate covers is confirmed at once (its budget
+        and count debited atomically); one it does not cover is refused with the
+        constraint named, or, where the policy says so, waits for a person.
         ``supersedes`` names a proposal a reviewer returned (``changes_requested``) that this
         one answers; it is frozen with the new proposal and never edits the old one.
         """
+        check_text(tool=tool, arguments=_text_of(arguments), rationale=rationale)
         return _propose.propose(
-            self._ctx, principal, tool, arguments, rationale=rationale, supersedes=supersedes
+            self._ctx,
+            principal,
+            tool,
+            arguments,
+            rationale=rationale,
+            mandate_id=mandate_id,
+            supersedes=supersedes,
         )
+
+    def propose_mandate(
+        self,
+        principal: Principal,
+        tool: str,
+        constraints: Mapping[str, Any],
+        *,
+        expires_in_seconds: int,
+    ) -> MandateState:
+        """Ask for a standing approval over ``tool`` within ``constraints`` (POLICIES.md)."""
+        return _mandate.propose_mandate(
+            self._ctx, principal, tool, constraints, expires_in_seconds=expires_in_seconds
+        )
+
+    def decide_mandate(
+        self,
+        principal: Principal,
+        mandate_id: str,
+        decision: Decision,
+        *,
+        idempotency_key: str,
+    ) -> MandateState:
+        """Approve or reject a mandate, exactly as a proposal's decision."""
+        return _mandate.decide_mandate(
+            self._ctx, principal, mandate_id, decision, idempotency_key=idempotency_key
+        )
+
+    def mandate(self, principal: Principal, mandate_id: str) -> MandateState:
+        """A mandate its circle may see: remaining budget and count, and its writes."""
+        return _mandate.read_mandate(self._ctx, principal, mandate_id)
+
+    def revoke_mandate(self, principal: Principal, mandate_id: str, *, reason: str) -> MandateState:
+        """End a mandate at once; its confirmed writes not yet started are revoked too."""
+        return _mandate.revoke_mandate(self._ctx, principal, mandate_id, reason=reason)
 
     def decide(
         self,
@@ -139,6 +204,12 @@ class Gate(GateReads):
         ``confirmation_token`` in the result is for the application that runs the
         gate in-process; the edges never show it to the person who decided.
         """
+        check_text(
+            reason=decision.reason,
+            reason_code=decision.reason_code,
+            retyped=decision.retyped,
+            idempotency_key=idempotency_key,
+        )
         return audited(
             self._ctx,
             "decide",
@@ -188,6 +259,26 @@ class Gate(GateReads):
             refuse=refuse,
         )
 
+    def repeated_decision(
+        self,
+        principal: Principal,
+        proposal_id: str,
+        decision: Decision,
+        *,
+        idempotency_key: str,
+    ) -> DecisionResult | None:
+        """The first answer if ``idempotency_key`` already decided this, else None."""
+        check_text(reason=decision.reason, idempotency_key=idempotency_key)
+        return audited(
+            self._ctx,
+            "decide",
+            principal,
+            lambda: _decide.repeated(
+                self._ctx, principal, proposal_id, decision, idempotency_key=idempotency_key
+            ),
+            proposal_id=proposal_id,
+        )
+
     def execute(
         self,
         principal: Principal,
@@ -197,6 +288,7 @@ class Gate(GateReads):
         idempotency_key: str | None = None,
     ) -> ExecutionResult:
         """Consume the token and perform the confirmed write once."""
+        check_text(confirmation_token=confirmation_token, idempotency_key=idempotency_key)
         result = audited(
             self._ctx,
             "execute",
@@ -241,6 +333,7 @@ class Gate(GateReads):
         reason: str,
     ) -> ExecutionResult:
         """A person (``signoff_admin``) records what the provider shows for a stuck execution."""
+        check_text(provider_reference=provider_reference, reason=reason)
         result = audited(
             self._ctx,
             "resolve",
@@ -259,6 +352,7 @@ class Gate(GateReads):
 
     def stop(self, principal: Principal, execution_id: str, *, reason: str) -> ExecutionResult:
         """A person who may withdraw the confirmation ends a ``failed_retryable`` execution."""
+        check_text(reason=reason)
         result = audited(
             self._ctx,
             "stop",
@@ -269,6 +363,7 @@ class Gate(GateReads):
         return with_signed_receipt(self._ctx, result)
 
     def revoke(self, principal: Principal, proposal_id: str, *, reason: str) -> Proposal:
+        check_text(reason=reason)
         return audited(
             self._ctx,
             "revoke",
@@ -316,25 +411,61 @@ class Gate(GateReads):
     def verify_audit(self) -> ChainReport:
         return verify_audit(self.store)
 
-    def export_bundle(self, tenant: str, *, since: int = 0) -> dict[str, Any]:
-        """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``."""
-        return _export.export_bundle(self._ctx, tenant, since=since)
+    def export_bundle(
+        self, tenant: str, *, since: int = 0, problems: list[str] | None = None
+    ) -> dict[str, Any]:
+        """One tenant's log as an offline-verifiable bundle (docs/PROOF.md); needs ``proof``.
+
+        What the exporter found wrong (the signer refused, the log was truncated) is
+        appended to ``problems``; the bundle still carries every signed checkpoint.
+        """
+        return _export.export_bundle(self._ctx, tenant, since=since, problems=problems)
 
     def checkpoint_due(self) -> list[CheckpointRecord]:
         """Sign a checkpoint for each tenant with events past the count or age limit."""
         return _checkpoints.checkpoint_due(self._ctx)
 
-    def checkpoint_now(self) -> list[CheckpointRecord]:
-        """Each tenant's checkpoint at its log's head, signing one where events are uncovered."""
+    def checkpoint_now(
+        self, *, on_refusal: Callable[[str, SignerRefused], None] | None = None
+    ) -> list[CheckpointRecord]:
+        """Each tenant's checkpoint at its log's head, signing one where events are uncovered.
+
+        A tenant the signer refuses is reported (logged, counted, audited) and handed to
+        ``on_refusal``; the others are still checkpointed.
+        """
         if self._ctx.proof is None:
             return []
         with self.store.read() as tx:
             tenants = sorted(tx.audit_heads())
-        made = (_checkpoints.checkpoint(self._ctx, tenant) for tenant in tenants)
-        return [record for record in made if record is not None]
+        made: list[CheckpointRecord] = []
+        for tenant in tenants:
+            try:
+                record = _checkpoints.checkpoint(self._ctx, tenant)
+            except SignerRefused as refusal:
+                _checkpoints.report_refusal(self._ctx, tenant, refusal)
+                if on_refusal is not None:
+                    on_refusal(tenant, refusal)
+                continue
+            if record is not None:
+                made.append(record)
+        return made
+
+    def init_signer(self, tenant: str, *, adopt_head: bool = False) -> CheckpointRecord | None:
+        """Re-initialise the signer's view of one log (``signoff audit init-signer``)."""
+        return _signer_init.init_signer(self._ctx, tenant, adopt_head=adopt_head)
 
 
 def verify_audit(store: Store) -> ChainReport:
     """Walk every tenant's audit chain from genesis to its head."""
     with store.read() as tx:
         return verify_chain(tx.audit_events(), tx.audit_heads())
+
+
+def _text_of(arguments: Mapping[str, Any] | str | bytes) -> object:
+    """The arguments' strings as the store would keep them (a JSON text is parsed first)."""
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments if isinstance(arguments, str) else None

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from signoff._directory import DelegatingDirectory, ExplainingDirectory, RoleDirectory
-from signoff._model import CHAT_SURFACES, DecisionKind, Principal, Proposal
+from signoff._model import API_SURFACE, CHAT_SURFACES, DecisionKind, Principal, Proposal
 from signoff.catalog._types import policy_chat_max_risk, within_risk
 from signoff.exceptions import (
     ApproverRevoked,
     NotEntitled,
+    RequesterRevoked,
     SeparationOfDuties,
     SurfaceNotAllowed,
 )
 
 REQUESTER_STEP = "requester"
-UNNAMED_SURFACE = "api"
+UNNAMED_SURFACE = API_SURFACE
 """The surface of a bearer token that names no client (``azp``/``client_id``)."""
 
 
@@ -29,17 +31,25 @@ def surface_of(principal: Principal) -> str:
 
 
 def check_surface(proposal: Proposal, principal: Principal, deployment: Sequence[str]) -> None:
-    """PROTOCOL rule 14: the tool's surfaces, else the deployment's; empty allows any."""
+    """PROTOCOL rule 14: the tool's surfaces, else the deployment's; empty allows any.
+
+    A page session opened with another client's token came through that client too:
+    both must be allowed.
+    """
     allowed = list(proposal.policy.get("surfaces") or ()) or list(deployment)
+    surfaces = [surface_of(principal)]
+    if principal.signed_in_client is not None:
+        surfaces.append(principal.signed_in_client)
+    for surface in surfaces:
+        if allowed and surface not in allowed:
+            raise SurfaceNotAllowed(
+                f"decisions on this proposal must come through {', '.join(sorted(allowed))}; "
+                f"this one came through {surface!r}",
+                proposal_id=proposal.proposal_id,
+                surface=surface,
+                allowed=sorted(allowed),
+            )
     surface = surface_of(principal)
-    if allowed and surface not in allowed:
-        raise SurfaceNotAllowed(
-            f"decisions on this proposal must come through {', '.join(sorted(allowed))}; "
-            f"this one came through {surface!r}",
-            proposal_id=proposal.proposal_id,
-            surface=surface,
-            allowed=sorted(allowed),
-        )
     if surface in CHAT_SURFACES and not chat_may_decide(proposal):
         raise SurfaceNotAllowed(
             f"a {proposal.risk.level.value}-risk proposal cannot be decided through {surface}; "
@@ -53,6 +63,19 @@ def check_surface(proposal: Proposal, principal: Principal, deployment: Sequence
 def chat_may_decide(proposal: Proposal) -> bool:
     """Whether the proposal's risk is within its policy's ``chat_max_risk`` (default medium)."""
     return within_risk(proposal.risk.level, policy_chat_max_risk(proposal.policy))
+
+
+def is_requester(proposal: Proposal, principal: Principal) -> bool:
+    """The person who asked: same subject *and* the same identity provider vouching.
+
+    Every verified token names its issuer; a principal built in-process (the embedding
+    code, ``signoff mcp --principal``) names none and is taken as the embedder says.
+    Proposals stored before the issuer was kept match on the subject alone.
+    """
+    if principal.subject != proposal.requester_subject:
+        return False
+    issuer = proposal.state.get("requester_issuer")
+    return issuer is None or principal.issuer is None or issuer == principal.issuer
 
 
 def decision_step(
@@ -70,7 +93,7 @@ def decision_step(
     requester_pending = policy["requester_confirms"] and not any(
         a.step == REQUESTER_STEP for a in proposal.approvals
     )
-    if requester_pending and principal.subject == proposal.requester_subject:
+    if requester_pending and is_requester(proposal, principal):
         return REQUESTER_STEP
     role = policy["role"]
     if role is None:
@@ -159,6 +182,47 @@ def check_role(
         proposal_id=proposal_id,
         required_role=role,
     )
+
+
+def confirmed(principal: Principal, directory: RoleDirectory | None) -> Principal:
+    """``principal`` with only the roles its token claims *and* the directory grants now.
+
+    What a tool's ``read_state`` (and ``normalize``) receives at every step: the
+    requester's roles go through the same directory as an approver's, so a role
+    withdrawn there stops a request made with it (docs/PROTOCOL.md rule 11).
+    """
+    if directory is None or not principal.roles:
+        return principal
+    roles = frozenset(r for r in principal.roles if holds_role(principal, r, directory))
+    return principal if roles == principal.roles else dataclasses.replace(principal, roles=roles)
+
+
+def requester_roles(proposal: Proposal) -> tuple[str, ...]:
+    """The roles the requester held (token and directory) when they asked."""
+    return tuple(str(role) for role in proposal.state.get("requester_roles") or ())
+
+
+def requester_lost_roles(proposal: Proposal, directory: RoleDirectory | None) -> list[str]:
+    """Roles the requester asked with that the directory no longer grants them (empty: none)."""
+    if directory is None:
+        return []
+    return [
+        role
+        for role in requester_roles(proposal)
+        if not directory.holds_role(proposal.tenant, proposal.requester_subject, role)
+    ]
+
+
+def check_requester(proposal: Proposal, directory: RoleDirectory | None) -> None:
+    """The requester still holds every role they asked with, or ``requester_revoked``."""
+    lost = requester_lost_roles(proposal, directory)
+    if lost:
+        raise RequesterRevoked(
+            f"the requester no longer holds {', '.join(map(repr, lost))} in the role directory; "
+            "nothing was done",
+            proposal_id=proposal.proposal_id,
+            roles=lost,
+        )
 
 
 def holds_role(principal: Principal, role: str, directory: RoleDirectory | None) -> bool:

@@ -13,9 +13,16 @@ from datetime import datetime
 from signoff._clock import to_micros
 from signoff._model import Execution, Principal, Proposal, ProposalStatus, Receipt
 from signoff.audit._chain import AuditEvent
-from signoff.exceptions import InvalidRequest, InvalidState, NotEntitled, SubjectMismatch
+from signoff.exceptions import (
+    InvalidRequest,
+    InvalidState,
+    NotEntitled,
+    SubjectMismatch,
+    TokenExpired,
+)
 from signoff.gate._circle import circle_of, load_visible, load_visible_execution
-from signoff.gate._context import GateContext
+from signoff.gate._context import GateContext, check_text
+from signoff.gate._policy import is_requester
 from signoff.gate._receipts import receipt_for
 from signoff.gate._refusals import audited
 from signoff.gate._signed import handed_token
@@ -60,6 +67,8 @@ class GateReads:
         _check_limit(limit)
         if principal.is_agent:
             return []
+        if after is not None:
+            check_text(after=after[1])
         cursor = None if after is None else (to_micros(after[0]), after[1])
         with self.store.read() as tx:
             roles = circle_of(principal, self._ctx.directory_in(tx)).roles
@@ -110,10 +119,7 @@ class GateReads:
     def _token_for(self, principal: Principal, proposal_id: str) -> str:
         with self.store.read() as tx:
             proposal = load_visible(tx, principal, proposal_id, self._ctx.directory_in(tx))
-            if (proposal.requester_subject, proposal.requester_actor) != (
-                principal.subject,
-                principal.actor,
-            ):
+            if proposal.requester_actor != principal.actor or not is_requester(proposal, principal):
                 raise SubjectMismatch("the token is bound to the requesting principal")
             if proposal.status is not ProposalStatus.CONFIRMED:
                 raise InvalidState(
@@ -121,21 +127,38 @@ class GateReads:
                     proposal_id=proposal_id,
                     status=proposal.status.value,
                 )
+            if self._ctx.now_micros() >= to_micros(proposal.expires_at):
+                # The token's expiry is the proposal's: an expired one is never handed out.
+                raise TokenExpired(
+                    "this confirmation expired; ask for a new proposal", proposal_id=proposal_id
+                )
             token_id = tx.token_id_for(proposal_id)
             assert token_id is not None
             return handed_token(self._ctx, tx, token_id)
 
     def audit_events(
-        self, principal: Principal, *, proposal_id: str | None = None
+        self,
+        principal: Principal,
+        *,
+        proposal_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
     ) -> list[AuditEvent]:
-        """The tenant's chain for its auditors and admins; one proposal's events for its circle."""
+        """The tenant's chain for its auditors and admins; one proposal's events for its circle.
+
+        ``after`` (a ``seq``) and ``limit`` read it a page at a time, in chain order.
+        """
+        if limit is not None:
+            _check_limit(limit)
         with self.store.read() as tx:
             directory = self._ctx.directory_in(tx)
             if proposal_id is not None:
                 load_visible(tx, principal, proposal_id, directory)
             elif not circle_of(principal, directory).whole_tenant:
                 raise NotEntitled("reading the whole audit log needs the auditor or admin role")
-            return tx.audit_events(tenant=principal.tenant, proposal_id=proposal_id)
+            return tx.audit_events(
+                tenant=principal.tenant, proposal_id=proposal_id, after=after, limit=limit
+            )
 
 
 def _check_limit(limit: int) -> None:

@@ -21,6 +21,8 @@ def receipt_for(proposal: Proposal, execution: Execution) -> Receipt:
         on_behalf_of=tuple(
             (a.approver, a.delegate_of) for a in proposal.approvals if a.delegate_of is not None
         ),
+        items=execution.items,
+        mandate=proposal.mandate,
     )
 
 

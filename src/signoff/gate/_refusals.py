@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from signoff._model import Principal
 from signoff.exceptions import OutcomeUnknown, Refusal
-from signoff.gate._context import GateContext, log
+from signoff.gate._context import GateContext, check_text, log
 from signoff.store._sql import SqlTransaction
 
 T = TypeVar("T")
@@ -50,7 +50,11 @@ def audited(
     execution_id: str | None = None,
     presented: Presented | None = None,
 ) -> T:
-    """Run ``call``; if it refuses, record the refusal against its proposal, then re-raise."""
+    """Run ``call``; if it refuses, record the refusal against its proposal, then re-raise.
+
+    An id no store can hold (a NUL in it) names no proposal: refused before anything.
+    """
+    check_text(proposal_id=proposal_id, execution_id=execution_id)
     try:
         return call()
     except Refusal as refusal:
@@ -112,6 +116,14 @@ def _record(
                 "surface": principal.client,
                 "presented": dict(presented),
                 "further_refusals_counted_only": count == MAX_AUDITED_PER_CODE,
+                **{
+                    key: value
+                    for key, value in (
+                        ("issuer", principal.issuer),
+                        ("signed_in_client", principal.signed_in_client),
+                    )
+                    if value is not None
+                },
             },
         )
 

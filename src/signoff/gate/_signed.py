@@ -86,7 +86,7 @@ def token_for_record(ctx: GateContext, record: TokenRecord, tool_version: str) -
     from signoff.proof import sign_confirmation
 
     claims = _claims_of(record, tool_version, ctx.proof.issuer)
-    return sign_confirmation(ctx.proof.keys.active_key, claims)
+    return sign_confirmation(ctx.proof.keys.signing_key("token"), claims)
 
 
 def _claims_of(record: TokenRecord, tool_version: str, issuer: str) -> ConfirmationClaims:

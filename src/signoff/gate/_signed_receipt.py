@@ -56,11 +56,11 @@ def signed_receipt(
         evidence.sort(key=lambda e: e.seq)
         tree = _tree(tx, tenant, evidence[0].seq, covering)
     return sign_receipt(
-        proof.keys.active_key,
+        proof.keys.signing_key("receipt"),
         issuer=proof.issuer,
         issued_at=outcome[-1].at // MICROS,
         events=evidence,
-        evidence=evidence_for(evidence, tree.inclusion_proof, covering.note),
+        evidence=evidence_for(evidence, tree.inclusion_proof, covering.cosigned_note),
     )
 
 

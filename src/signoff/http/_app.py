@@ -21,6 +21,7 @@ from signoff.catalog._catalog import Catalog
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
+from signoff.gateway import Gateway, load_gateway_policy
 from signoff.http import (
     _audit,
     _decisions,
@@ -30,23 +31,28 @@ from signoff.http import (
     _executions,
     _inbox,
     _jwks,
+    _mandates,
     _proposals,
     _resource,
     _roles,
     _system,
 )
+from signoff.http._body import RequestText
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
+from signoff.http._policy_reload import record_in_force, reloading_on_sighup
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
+from signoff.http._server_protocol import DeadlineH11Protocol
 from signoff.http._settings import Settings, SettingsError
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator, StoreRoleDirectory
+from signoff.policy import PolicySource
 from signoff.store import Store, open_store
 
 DESCRIPTION = """\
@@ -83,13 +89,19 @@ def create_app(
         settings.proposal_rate_limit, storage=settings.rate_limit_storage
     )
     install_problem_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestText)  # inside the body limit: reads at most max_body_bytes
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        read_seconds=settings.request_read_seconds,
+    )
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestContext)
     for module in (
         _system,
         _proposals,
         _decisions,
+        _mandates,
         _inbox,
         _executions,
         _roles,
@@ -130,6 +142,7 @@ def _build_state(
 ) -> AppState:
     closers: list[Callable[[], None]] = []
     lifespans: list[LifespanFactory] = []
+    metrics = Metrics()
     try:
         if gate is None:
             settings.check()
@@ -138,16 +151,26 @@ def _build_state(
             if settings.demo and demo is None:
                 demo = open_demo(settings)
                 closers.append(demo.shop.close)
-            catalog = demo_catalog(demo.shop, demo.provider) if demo else load_catalog(settings)
+            catalog = demo_catalog(demo.shop, demo.provider) if demo else native_catalog(settings)
+            if settings.upstreams:
+                gateway = open_gateway(settings, store)
+                closers.append(gateway.close)
+                catalog = gateway.catalog(catalog)
+            # One policy file: [upstreams] for the gateway, the rest for every tool.
+            policies = PolicySource(catalog, settings.policy_file)
             gate = Gate(
                 catalog,
                 store,
                 token_key=settings.effective_token_key(),
                 audience=settings.audience,
-                proof=gate_proof(settings),
+                proof=gate_proof(settings, on_refusal=metrics.signer_refused),
                 directory=role_directory(settings, store),
                 surfaces=settings.effective_surfaces(),
+                policy=policies,
             )
+            if settings.policy_file is not None:
+                record_in_force(gate, policies, by="signoff serve")
+                lifespans.append(partial(reloading_on_sighup, gate, policies))
             lifespans.append(partial(_reconciling, gate, settings))
             lifespans.append(partial(checkpointing, gate))
         authenticator = authenticator or Authenticator.from_settings(settings)
@@ -156,7 +179,7 @@ def _build_state(
             close()
         raise
     return AppState(
-        settings, gate, authenticator, Metrics(), demo, lifespans=lifespans, closers=closers
+        settings, gate, authenticator, metrics, demo, lifespans=lifespans, closers=closers
     )
 
 
@@ -197,6 +220,19 @@ def open_demo(settings: Settings) -> DemoObjects:
     return DemoObjects(shop=shop, provider=RefundProvider(shop))
 
 
+def native_catalog(settings: Settings) -> Catalog:
+    """The configured tools; none when only upstream MCP servers are served."""
+    if settings.catalog is None and settings.upstreams:
+        return Catalog()
+    return load_catalog(settings)
+
+
+def open_gateway(settings: Settings, store: Store | None) -> Gateway:
+    """Connect to the configured upstream MCP servers (docs/GATEWAY.md); all or no start."""
+    policy = load_gateway_policy(settings.policy_file)
+    return Gateway(settings.upstreams, policy, store=store).start()
+
+
 def load_catalog(settings: Settings) -> Catalog:
     """``SIGNOFF_CATALOG``: a Catalog, or a no-argument factory returning one."""
     if settings.catalog is None:
@@ -223,4 +259,6 @@ def app_from_environment() -> FastAPI:
 
     settings = load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV))
     configure_logging(settings.log_level, settings.log_format)
+    # This worker's connections: a request head gets the same deadline as its body.
+    DeadlineH11Protocol.read_seconds = float(settings.request_read_seconds)
     return create_app(settings)

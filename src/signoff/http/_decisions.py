@@ -12,7 +12,7 @@ from signoff.http._deps import Caller, IdempotencyKey, State
 from signoff.http._openapi import problems
 from signoff.http._problems import error_problem
 from signoff.http._requests import BatchRequest
-from signoff.http._views import BatchItemView, BatchView, DecisionView, ProposalView
+from signoff.http._views import BatchItemView, BatchView, DecisionView
 
 router = APIRouter(prefix="/v1/decisions", tags=["proposals"])
 
@@ -51,9 +51,7 @@ async def decide_many(
 
 def _item(outcome: BatchOutcome) -> BatchItemView:
     if outcome.result is not None:
-        decision = DecisionView(
-            proposal=ProposalView.of(outcome.result.proposal), duplicate=outcome.result.duplicate
-        )
+        decision = DecisionView.of(outcome.result)
         return BatchItemView(proposal_id=outcome.proposal_id, status=200, decision=decision)
     assert outcome.refusal is not None
     response = error_problem(outcome.refusal)

@@ -100,7 +100,7 @@ def delegate(body: DelegationRequest, caller: Caller, state: State) -> Delegatio
     "",
     operation_id="listDelegations",
     response_model=DelegationList,
-    responses=problems(401, 403, 409),
+    responses=problems(400, 401, 403, 409),
     summary="Your delegations, given and held (an admin: the whole tenant's)",
 )
 def list_delegations(caller: Caller, state: State) -> DelegationList:
@@ -114,7 +114,7 @@ def list_delegations(caller: Caller, state: State) -> DelegationList:
     "/{delegation_id}",
     status_code=204,
     operation_id="endDelegation",
-    responses=problems(401, 403, 404, 409),
+    responses=problems(400, 401, 403, 404, 409),
     summary="End a delegation now (the delegator, the delegate or an admin)",
 )
 def end(

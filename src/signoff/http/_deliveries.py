@@ -9,14 +9,15 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict
 
 from signoff._clock import from_micros
-from signoff.exceptions import NotEntitled
+from signoff.exceptions import Forbidden, NotEntitled
 from signoff.http._deps import Caller, State
 from signoff.http._openapi import problems
+from signoff.http._roles import require_admin
+from signoff.http._state import AppState
 from signoff.notify._admin import list_deliveries, replay
 from signoff.store._q_deliveries import DeliveryRecord
 
 router = APIRouter(prefix="/v1/deliveries", tags=["notifications"])
-ADMIN_ROLE = "signoff_admin"
 DeliveryStatus = Literal["pending", "delivered", "dead"]
 
 
@@ -52,9 +53,12 @@ class DeliveryList(BaseModel):
     deliveries: list[DeliveryView]
 
 
-def _require_admin(caller: Caller) -> None:
-    if ADMIN_ROLE not in caller.roles or caller.is_agent:
-        raise NotEntitled(f"deliveries are for a person with the role {ADMIN_ROLE!r}")
+def _require_admin(state: AppState, caller: Caller) -> None:
+    """The role directory decides, as for /v1/roles (a revoked admin is stopped at once)."""
+    try:
+        require_admin(state, caller, "deliveries")
+    except Forbidden as exc:
+        raise NotEntitled(exc.message) from None
 
 
 @router.get(
@@ -70,7 +74,7 @@ async def deliveries(
     status: Annotated[DeliveryStatus | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> DeliveryList:
-    _require_admin(caller)
+    await state.agate.run_sync(_require_admin, state, caller)
     found = await state.agate.run_sync(
         list_deliveries, state.gate.store, caller.tenant, status=status, limit=limit
     )
@@ -90,8 +94,14 @@ async def replay_delivery(
     caller: Caller,
     state: State,
 ) -> DeliveryView:
-    _require_admin(caller)
+    await state.agate.run_sync(_require_admin, state, caller)
     replayed = await state.agate.run_sync(
-        replay, state.gate.store, state.gate.clock, caller.tenant, destination, audit_seq
+        replay,
+        state.gate.store,
+        state.gate.clock,
+        caller.tenant,
+        destination,
+        audit_seq,
+        by=caller.subject,
     )
     return DeliveryView.of(replayed)

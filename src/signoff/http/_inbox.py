@@ -44,6 +44,10 @@ def _cursor(after: str | None) -> tuple[datetime, str] | None:
     if after is None:
         return None
     micros, _, proposal_id = after.partition(".")
-    if not micros.isdigit() or len(micros) > 20 or not 0 < len(proposal_id) <= MAX_ID:
+    if not micros.isascii() or not micros.isdigit() or not 0 < len(proposal_id) <= MAX_ID:
         raise InvalidRequest("after must be the next_after value of a previous page")
-    return from_micros(int(micros)), proposal_id
+    try:
+        # A time no datetime can hold (year > 9999) names no page: refused, never a 5xx.
+        return from_micros(int(micros)), proposal_id
+    except (OverflowError, ValueError):
+        raise InvalidRequest("after must be the next_after value of a previous page") from None

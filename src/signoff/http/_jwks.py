@@ -24,6 +24,11 @@ class PublicJwk(BaseModel):
     kid: str = Field(description="The RFC 7638 thumbprint of the key")
     alg: str = Field(description="EdDSA or ES256")
     use: str = "sig"
+    purposes: list[str] = Field(description="What the key may sign: token, receipt, checkpoint")
+    not_before: int = Field(description="Valid from (Unix seconds)")
+    not_after: int | None = Field(
+        None, description="Retired at (Unix seconds): nothing it signed later is valid"
+    )
 
 
 class Jwks(BaseModel):

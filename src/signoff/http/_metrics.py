@@ -16,6 +16,8 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from signoff.exceptions import SignerRefused
+
 PROBLEM_CODE_SCOPE_KEY = "signoff.problem_code"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -41,6 +43,16 @@ class Metrics:
             ["code"],
             registry=self.registry,
         )
+        self.signer_refusals = Counter(
+            "signoff_signer_refusals",
+            "Checkpoints the signer refused to sign (checkpoint_inconsistent, …), by code",
+            ["code"],
+            registry=self.registry,
+        )
+
+    def signer_refused(self, refusal: SignerRefused) -> None:
+        """``GateProof.on_refusal``: count each refusal of the signer by its code."""
+        self.signer_refusals.labels(code=refusal.code).inc()
 
     def render(self) -> tuple[bytes, str]:
         """This process's counters, or every worker's summed in multiprocess mode."""

@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from signoff.exceptions import NotAuthenticated, OutcomeUnknown, SignoffError, StoreUnavailable
+from signoff.exceptions import (
+    NotAuthenticated,
+    OutcomeUnknown,
+    SignoffError,
+    StepUpRequired,
+    StoreUnavailable,
+    UpstreamUnavailable,
+)
 from signoff.http._metrics import PROBLEM_CODE_SCOPE_KEY
 from signoff.http._resource import challenge
 from signoff.http._state import AppState
@@ -41,6 +48,7 @@ _HTTP_CODES = {
     404: "not_found",
     405: "method_not_allowed",
     406: "not_acceptable",
+    408: "request_timeout",
     413: "payload_too_large",
     415: "unsupported_media_type",
 }
@@ -107,13 +115,15 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
     """The problem for a signoff error, by its own ``status`` and ``code``."""
     status = exc.status if 400 <= exc.status < 500 else 503
     headers: dict[str, str] = {}
-    if isinstance(exc, NotAuthenticated):
+    if isinstance(exc, StepUpRequired):
+        headers["WWW-Authenticate"] = step_up_challenge(exc)
+    elif isinstance(exc, NotAuthenticated):
         headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
     if status == 503:
         headers["Retry-After"] = "1"
     if isinstance(exc.details.get("retry_after_seconds"), int):
         headers["Retry-After"] = str(exc.details["retry_after_seconds"])
-    if exc.status < 500 or isinstance(exc, StoreUnavailable | OutcomeUnknown):
+    if exc.status < 500 or isinstance(exc, StoreUnavailable | OutcomeUnknown | UpstreamUnavailable):
         return problem(
             status,
             exc.code,
@@ -123,6 +133,20 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
             extensions=exc.details,
         )
     return problem(status, UNAVAILABLE, UNKNOWN_OUTCOME, instance=instance, headers=headers)
+
+
+def step_up_challenge(exc: StepUpRequired) -> str:
+    """RFC 9470's challenge: get a token from an authentication this fresh, of this class."""
+    parts = [
+        'error="insufficient_user_authentication"',
+        # RFC 6750: ASCII without quotes or backslashes; the problem body has the details.
+        'error_description="a more recent or stronger authentication is required"',
+    ]
+    if exc.details.get("acr_values"):
+        parts.append(f'acr_values="{" ".join(exc.details["acr_values"])}"')
+    if exc.details.get("max_age") is not None:
+        parts.append(f'max_age="{int(exc.details["max_age"])}"')
+    return "Bearer " + ", ".join(parts)
 
 
 def install_problem_handlers(app: FastAPI) -> None:
@@ -140,11 +164,17 @@ def _counted(scope: Scope, response: ProblemResponse) -> ProblemResponse:
 
 
 async def _on_signoff_error(request: Request, exc: SignoffError) -> ProblemResponse:
-    if exc.status >= 500 and not isinstance(exc, StoreUnavailable | OutcomeUnknown):
+    if exc.status >= 500 and not isinstance(
+        exc, StoreUnavailable | OutcomeUnknown | UpstreamUnavailable
+    ):
         log.error("internal signoff error on %s %s: %r", request.method, request.url.path, exc)
     response = error_problem(exc, instance=request.url.path)
     state = getattr(request.app.state, "signoff", None)
-    if isinstance(exc, NotAuthenticated) and isinstance(state, AppState):
+    if (
+        isinstance(exc, NotAuthenticated)
+        and not isinstance(exc, StepUpRequired)
+        and isinstance(state, AppState)
+    ):
         presented = request.headers.get("authorization") is not None
         response.headers["WWW-Authenticate"] = challenge(state, error=presented)
     return _counted(request.scope, response)

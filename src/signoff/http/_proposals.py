@@ -22,15 +22,21 @@ ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
     status_code=201,
     operation_id="createProposal",
     response_model=ProposalView,
-    responses=problems(400, 401, 403, 404, 422, 429),
+    responses=problems(400, 401, 403, 404, 409, 422, 429),
     summary="Freeze a write request into a proposal awaiting confirmation",
 )
 async def propose(
     body: ProposeRequest, caller: ProposingCaller, state: State, response: Response
 ) -> ProposalView:
-    """422 ``clarification_needed`` carries the question to ask the person."""
+    """422 ``clarification_needed`` carries the question to ask the person. With
+    ``mandate_id``, a covered write is answered ``confirmed``: pick its token up as usual."""
     proposal = await state.agate.propose(
-        caller, body.tool, body.arguments, rationale=body.rationale, supersedes=body.supersedes
+        caller,
+        body.tool,
+        body.arguments,
+        rationale=body.rationale,
+        mandate_id=body.mandate_id,
+        supersedes=body.supersedes,
     )
     response.headers["Location"] = f"/v1/proposals/{proposal.proposal_id}"
     return ProposalView.of(proposal)
@@ -88,7 +94,7 @@ async def decide(
         suggestion=None if body.suggestion is None else dict(body.suggestion),
     )
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
-    return DecisionView(proposal=ProposalView.of(result.proposal), duplicate=result.duplicate)
+    return DecisionView.of(result)
 
 
 @router.get(

@@ -1,11 +1,15 @@
 """Per-agent rate limit on proposals (the `limits` library, moving window).
 
-An agent in a loop can flood people's inboxes; each (tenant, agent) may make
-``SIGNOFF_PROPOSAL_RATE_LIMIT`` proposals (e.g. ``600/minute``), then gets
-``429 rate_limited`` with ``Retry-After``. A person proposing without an agent
-is counted under their own subject. The counters live in each worker process
-(``memory://``) unless ``SIGNOFF_RATE_LIMIT_STORAGE`` names a shared store
-that `limits` supports (e.g. ``redis://…`` with its client installed).
+An agent in a loop can flood people's inboxes; each (tenant, person, agent) may
+make ``SIGNOFF_PROPOSAL_RATE_LIMIT`` proposals (e.g. ``600/minute``), then gets
+``429 rate_limited`` with ``Retry-After``. The key is the JCS array
+``[subject, agent-or-null]`` (as for idempotency keys): one person's agent never
+spends another person's budget, and an agent named ``alice`` never shares the
+person alice's counter. Agent ids come from the identity token (``act``), so an
+agent cannot mint itself a fresh budget unless its identity provider lets it.
+The counters live in each worker process (``memory://``) unless
+``SIGNOFF_RATE_LIMIT_STORAGE`` names a shared store that `limits` supports
+(e.g. ``redis://…`` with its client installed).
 
 In-process (``memory://``) the window is kept here, the last hits of each agent
 in a deque: `limits`' memory storage starts a timer thread after any hit that
@@ -25,6 +29,7 @@ from limits import RateLimitItem, parse
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
+from signoff._canonical import canonical_json
 from signoff._model import Principal
 from signoff.exceptions import RateLimited
 
@@ -49,7 +54,8 @@ class ProposalRateLimit:
         if self._item is None:
             return
         who = principal.actor or principal.subject
-        wait = self._wait(self._item, principal.tenant, who)
+        key = canonical_json([principal.subject, principal.actor]).decode()
+        wait = self._wait(self._item, principal.tenant, key)
         if wait is None:
             return
         retry_after = max(1, math.ceil(wait))

@@ -21,10 +21,31 @@ class ProposeRequest(Body):
     rationale: Annotated[
         str | None, Field(max_length=4000, description="The model's explanation (untrusted)")
     ] = None
+    mandate_id: Id | None = Field(
+        default=None,
+        description="Confirm under this standing approval (POST /v1/mandates): a write it "
+        "covers is confirmed at once; one it does not is refused naming the constraint",
+    )
+
     supersedes: Annotated[
         Id | None,
         Field(description="A proposal returned with changes requested that this one answers"),
     ] = None
+
+
+class MandateRequest(Body):
+    tool: Annotated[str, Field(min_length=1, max_length=64, description="A catalog tool name")]
+    constraints: dict[str, Any] = Field(
+        description="currency, max_amount_minor, total_amount_minor, max_count, resources, "
+        "agents (docs/POLICIES.md); no constraint, no mandate"
+    )
+    expires_in_seconds: Annotated[
+        int, Field(ge=1, le=366 * 86400, description="The validity window, from now")
+    ]
+
+
+class MandateRevocationRequest(Body):
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 class DecisionRequest(Body):

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response
 
 from signoff._clock import from_micros
+from signoff._directory import ExplainingDirectory
 from signoff._model import Principal
 from signoff.exceptions import Forbidden, InvalidState
 from signoff.gate._circle import ADMIN_ROLE
@@ -73,8 +74,26 @@ def _directory(state: AppState, caller: Principal) -> StoreRoleDirectory:
     directory = state.gate.directory
     if not isinstance(directory, StoreRoleDirectory):
         raise InvalidState("this server has no role directory (role_directory = off)")
-    if caller.is_agent or ADMIN_ROLE not in caller.roles:
-        raise Forbidden(f"managing roles needs a person with {ADMIN_ROLE!r}")
-    if not directory.holds_role(caller.tenant, caller.subject, ADMIN_ROLE):
-        raise Forbidden(f"your {ADMIN_ROLE!r} role was revoked in the directory")
+    require_admin(state, caller, "managing roles")
     return directory
+
+
+def require_admin(state: AppState, caller: Principal, purpose: str) -> None:
+    """A person whose token claims ``signoff_admin`` *and* whom the directory grants it now.
+
+    The same check for every admin route (roles, deliveries): a role withdrawn in the
+    directory stops its holder at once. One never granted is told so, not "revoked".
+    """
+    if caller.is_agent or ADMIN_ROLE not in caller.roles:
+        raise Forbidden(f"{purpose} needs a person with {ADMIN_ROLE!r}")
+    directory = state.gate.directory
+    if directory is None or directory.holds_role(caller.tenant, caller.subject, ADMIN_ROLE):
+        return
+    if isinstance(directory, ExplainingDirectory) and directory.was_revoked(
+        caller.tenant, caller.subject, ADMIN_ROLE
+    ):
+        raise Forbidden(f"your {ADMIN_ROLE!r} role was revoked in the directory")
+    raise Forbidden(
+        f"the role directory does not grant you {ADMIN_ROLE!r}; an operator grants it "
+        f"(`signoff roles grant … --role {ADMIN_ROLE}`)"
+    )

@@ -27,6 +27,7 @@ from pydantic_settings import (
 
 from signoff._paths import default_database_url
 from signoff.exceptions import ConfigurationError, SigningKeyError
+from signoff.gateway._config import UpstreamSpec, parse_upstreams
 from signoff.http._settings_values import (
     PUBLIC_ALGORITHMS,
     PublicKey,
@@ -121,6 +122,10 @@ class Settings(BaseSettings):
     ] = Field((), description="`ALG:path.pem[#kid],…` (RS256, PS256, ES256, EdDSA).")
     jwt_jwks_file: Path | None = Field(None, description="A JWK set file of public keys.")
     jwt_leeway_seconds: Seconds = Field(30, description="Clock leeway for `exp`/`nbf`.")
+    jwt_tenants: Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_names)] = Field(
+        (),
+        description="Tenants the `SIGNOFF_JWT_*` issuer may name, comma-separated; empty: any.",
+    )
     issuers: Annotated[tuple[IssuerConfig, ...], NoDecode, BeforeValidator(parse_issuers)] = Field(
         (),
         description="Trusted identity providers: `[[signoff.issuers]]` tables, or a JSON "
@@ -128,6 +133,11 @@ class Settings(BaseSettings):
     )
     max_body_bytes: Annotated[int, Field(ge=1)] = Field(
         64 * 1024, description="Largest request body accepted."
+    )
+    request_read_seconds: Annotated[int, Field(ge=1, le=600)] = Field(
+        10,
+        description="Seconds a client has to send a request's headers, and then its body; "
+        "slower connections are answered 408 and closed.",
     )
     log_level: Annotated[
         Literal["critical", "error", "warning", "info", "debug"], BeforeValidator(lower)
@@ -153,8 +163,19 @@ class Settings(BaseSettings):
     token_form_tools: Annotated[
         tuple[tuple[str, TokenFormSetting], ...], NoDecode, BeforeValidator(parse_tool_forms)
     ] = Field((), description="`tool=signed,…`: the token form of particular tools.")
-    log_name: LogName = Field(
-        "signoff", description="The audit log's name in checkpoint origins: `<log name>/<tenant>`."
+    log_name: LogName | None = Field(
+        None,
+        description="The audit log's name in checkpoint origins, `<log name>/<tenant>`; globally"
+        " unique [default: the public URL's host and path, else the key file's own name].",
+    )
+    signer_state: Path | None = Field(
+        None,
+        description="The signer's state directory, what it signed last per log, never in the"
+        " database [default: `<signing keys file>.state`].",
+    )
+    witnesses: str | None = Field(
+        None,
+        description='Witnesses that cosign each checkpoint: `[{"url": …, "vkey": …}]` (JSON).',
     )
     checkpoint_events: Annotated[int, Field(ge=1)] = Field(
         64, description="Checkpoint a tenant's audit log after this many new events."
@@ -165,6 +186,12 @@ class Settings(BaseSettings):
     )
     log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
         "text", description="`json`: one JSON object per line, with the request id."
+    )
+    metrics_token: Annotated[str | None, StringConstraints(min_length=32)] = Field(
+        None,
+        repr=False,
+        description="Bearer token a Prometheus scraper presents to `/metrics` (>= 32 "
+        "characters); without it only a person holding `signoff_admin` may read it.",
     )
     proposal_rate_limit: Annotated[str | None, BeforeValidator(parse_rate)] = Field(
         "600/minute", description="Proposals per agent and tenant, e.g. `60/minute`; `off`."
@@ -188,6 +215,18 @@ class Settings(BaseSettings):
         )
     )
 
+    upstreams: Annotated[tuple[UpstreamSpec, ...], NoDecode, BeforeValidator(parse_upstreams)] = (
+        Field(
+            (),
+            description="Upstream MCP servers to stand in front of: a JSON object of NAME → "
+            "command, URL or table; `--upstream NAME=…` adds one (docs/GATEWAY.md).",
+        )
+    )
+    policy_file: Path | None = Field(
+        None,
+        description="The policy file (who approves what, docs/POLICIES.md; its `[upstreams]` "
+        "tables classify upstream tools, docs/GATEWAY.md), reloaded on SIGHUP.",
+    )
     time_zones: Annotated[
         tuple[tuple[str, str], ...], NoDecode, BeforeValidator(parse_time_zones)
     ] = Field(
@@ -274,7 +313,7 @@ class Settings(BaseSettings):
             gaps.append(_MISSING["jwt_issuer"])
         if not own_key and not self.issuers:
             gaps.append(_MISSING["jwt_key"])
-        if self.catalog is None and not self.demo:
+        if self.catalog is None and not self.demo and not self.upstreams:
             gaps.append(_MISSING["catalog"])
         return gaps
 
@@ -295,13 +334,17 @@ class Settings(BaseSettings):
                         "public_keys": self.jwt_public_keys,
                         "jwks_file": self.jwt_jwks_file,
                         "leeway_seconds": self.jwt_leeway_seconds,
+                        "tenants": self.jwt_tenants,
                         "discovery": False,
                     }
                 )
             )
         if not own and not self.issuers:
             raise SettingsError(_MISSING["jwt_key"])
-        return identity_config([*own, *self.issuers])
+        # Each provider vouches for its own tenants only; with --demo the public demo
+        # key can name any tenant anyway, so the binding would protect nothing there.
+        bound = () if self.demo else self.issuers
+        return identity_config([*own, *self.issuers], providers=bound)
 
     def check(self) -> Settings:
         """Refuse to start with settings that cannot serve safely (all gaps at once)."""
@@ -321,7 +364,7 @@ _MISSING = {
     "jwt_issuer": "SIGNOFF_JWT_ISSUER is required outside --demo",
     "jwt_key": "no JWT verification key: set SIGNOFF_ISSUERS, SIGNOFF_JWT_PUBLIC_KEYS, "
     "SIGNOFF_JWT_JWKS_FILE or (development) SIGNOFF_JWT_HS256_SECRET",
-    "catalog": "SIGNOFF_CATALOG (module:factory) is required outside --demo",
+    "catalog": "SIGNOFF_CATALOG (module:factory) or SIGNOFF_UPSTREAMS is required outside --demo",
     "signing_keys": "signed tokens need SIGNOFF_SIGNING_KEYS_FILE (`signoff keys generate`)",
 }
 

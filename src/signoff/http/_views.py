@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from signoff._clock import from_micros
-from signoff._model import Execution, Principal, Proposal, Receipt
+from signoff._model import DecisionResult, Execution, Principal, Proposal, Receipt
 from signoff.audit._chain import AuditEvent
 
 
@@ -67,6 +67,21 @@ class ApprovalView(View):
     )
 
 
+class MandateCoverView(View):
+    """What a write under a mandate debited, and what was left after it."""
+
+    mandate_id: str
+    approvers: list[str] = Field(description="The people who approved the mandate")
+    amount_minor: int | None
+    currency: str | None
+    remaining_amount_minor: int | None = Field(description="The budget left after this write")
+    remaining_count: int | None = Field(description="The writes left after this one")
+
+    @classmethod
+    def of(cls, cover: dict[str, Any]) -> MandateCoverView:
+        return cls.model_validate(cover)
+
+
 class ProposalView(View):
     proposal_id: str
     action_id: str
@@ -88,6 +103,16 @@ class ProposalView(View):
     )
     created_at: datetime
     expires_at: datetime
+    policy_version: str = Field(
+        "", description="Digest of the effective policy it was proposed under (its token binds it)"
+    )
+    mandate: MandateCoverView | None = Field(
+        None, description="The standing approval this write was confirmed under, if any"
+    )
+    mandate_refusal: dict[str, Any] | None = Field(
+        None,
+        description="Why the named mandate did not cover it (the policy fell back to a person)",
+    )
     supersedes: str | None = Field(
         default=None, description="The proposal returned with changes requested that this answers"
     )
@@ -132,6 +157,9 @@ class ProposalView(View):
             untrusted_rationale=proposal.rationale,
             created_at=proposal.created_at,
             expires_at=proposal.expires_at,
+            policy_version=proposal.policy_version,
+            mandate=None if proposal.mandate is None else MandateCoverView.of(proposal.mandate),
+            mandate_refusal=proposal.state.get("mandate_refusal"),
             supersedes=proposal.supersedes,
             changes_requested=None
             if returned is None or returned.suggestion is None
@@ -144,11 +172,36 @@ class ProposalList(View):
 
 
 class DecisionView(View):
-    """A person's decision. The confirmation token is never in it (PROTOCOL rule 12): the
-    requesting principal picks it up from ``/v1/proposals/{id}/confirmation-token``."""
+    """A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
+    same ``audit_id``, ``action_id``, ``status`` and ``version``; ``tool_status`` and
+    ``proposal`` say where things stand now. The confirmation token is never in it
+    (PROTOCOL rule 12): the requesting principal picks it up from
+    ``/v1/proposals/{id}/confirmation-token``."""
 
-    proposal: ProposalView
+    audit_id: str = Field(
+        description="The decision's audit event, <tenant>:<seq> (its seq in GET /v1/audit)"
+    )
+    action_id: str = Field(description="The business action decided on; the same on replays")
+    status: str = Field(description="The proposal's status as this decision left it")
+    version: int = Field(description="The proposal's version as this decision left it")
+    tool_status: str = Field(
+        description="not_started until the requester executes, then the execution's status "
+        "(running, succeeded, failed_retryable, failed_terminal, unknown, needs_attention)"
+    )
     duplicate: bool = Field(description="True when this Idempotency-Key was answered before")
+    proposal: ProposalView = Field(description="The proposal as it is now")
+
+    @classmethod
+    def of(cls, result: DecisionResult) -> DecisionView:
+        return cls(
+            audit_id=result.audit_id,
+            action_id=result.action_id,
+            status=result.status.value,
+            version=result.version,
+            tool_status=result.tool_status,
+            duplicate=result.duplicate,
+            proposal=ProposalView.of(result.proposal),
+        )
 
 
 class BatchItemView(View):
@@ -223,6 +276,16 @@ class ExecutionView(View):
         )
 
 
+class ItemView(View):
+    """One item of a batch, reported on its own (its own outcome, key and reference)."""
+
+    resource: str = Field(description="The item's resource, e.g. order:ord_5001")
+    request_key: str = Field(description="The key the provider received for this item")
+    status: Literal["succeeded", "failed_retryable", "failed_terminal"]
+    provider_reference: str | None
+    error_code: str | None
+
+
 class ReceiptView(View):
     execution_id: str
     proposal_id: str
@@ -234,6 +297,14 @@ class ReceiptView(View):
     provider_reference: str | None
     approvers: list[str]
     completed_at: datetime | None
+    items: list[ItemView] = Field(
+        default_factory=list,
+        description="A batch: every item's outcome, request key and provider reference; "
+        "failed items are reported on their own (empty for a single write)",
+    )
+    mandate: MandateCoverView | None = Field(
+        None, description="A write under a standing approval: the mandate and the budget left"
+    )
     on_behalf_of: dict[str, str] = Field(
         default_factory=dict, description="Approver → the person they stood in for (delegation)"
     )
@@ -251,6 +322,8 @@ class ReceiptView(View):
             provider_reference=receipt.provider_reference,
             approvers=list(receipt.approvers),
             completed_at=receipt.completed_at,
+            items=[ItemView.model_validate(item.to_dict()) for item in receipt.items],
+            mandate=None if receipt.mandate is None else MandateCoverView.of(receipt.mandate),
             on_behalf_of=dict(receipt.on_behalf_of),
         )
 
@@ -306,6 +379,8 @@ class AuditEventView(View):
 
 class AuditLog(View):
     events: list[AuditEventView]
+    next_after: int | None = None
+    """The ``after`` of the next page; None on the last one."""
 
 
 class WhoAmI(View):
@@ -349,3 +424,93 @@ class LedgerEntryView(View):
 
 class Ledger(View):
     entries: list[LedgerEntryView]
+
+
+class MandateWriteView(View):
+    proposal_id: str
+    amount_minor: int | None
+    currency: str | None
+    budget: Literal["held", "returned"] = Field(
+        description="held: counted (it happened, or may have); returned: known not to have "
+        "happened, its amount and count given back"
+    )
+    proposal_status: str
+    debited_at: datetime
+    returned_at: datetime | None
+
+
+class MandateView(View):
+    """A standing approval: its constraints, decisions, what is left and every write."""
+
+    mandate_id: str
+    status: Literal["awaiting_confirmation", "active", "declined", "revoked", "expired"]
+    version: int = Field(description="Send it back as expected_version when deciding")
+    tool: str
+    tool_version: str
+    constraints: dict[str, Any]
+    digest: str = Field(description="sha256(JCS) of tool, requester, constraints and expiry")
+    requester: RequesterView
+    required_role: str | None
+    policy_version: str
+    approvals: list[ApprovalView]
+    preview: PreviewView
+    spent_amount_minor: int
+    used_count: int
+    remaining_amount_minor: int | None
+    remaining_count: int | None
+    created_at: datetime
+    expires_at: datetime
+    ended_reason: str | None
+    writes: list[MandateWriteView] = Field(description="Its history: every write under it")
+    duplicate: bool = Field(False, description="True when this Idempotency-Key was answered before")
+
+    @classmethod
+    def of(cls, state: Any) -> MandateView:
+        """From a :class:`signoff.gate._mandate.MandateState`."""
+        from signoff.gate._mandate import mandate_preview
+
+        m = state.record
+        return cls(
+            mandate_id=m.mandate_id,
+            status=m.status,
+            version=m.version,
+            tool=m.tool,
+            tool_version=m.tool_version,
+            constraints=m.constraints,
+            digest=m.digest,
+            requester=RequesterView(subject=m.requester_subject, actor=m.requester_actor),
+            required_role=m.required_role,
+            policy_version=str(m.policy.get("version", "")),
+            approvals=[
+                ApprovalView(
+                    approver=a.approver,
+                    decision=a.kind.value,
+                    step=a.step,
+                    reason_code=a.reason_code,
+                    reason=a.reason,
+                    decided_at=a.decided_at,
+                )
+                for a in m.approvals
+            ],
+            preview=PreviewView.model_validate(mandate_preview(m).to_dict()),
+            spent_amount_minor=m.spent_minor,
+            used_count=m.used,
+            remaining_amount_minor=state.remaining_amount_minor,
+            remaining_count=state.remaining_count,
+            created_at=from_micros(m.created_at),
+            expires_at=from_micros(m.expires_at),
+            ended_reason=m.ended_reason,
+            writes=[
+                MandateWriteView(
+                    proposal_id=w.proposal_id,
+                    amount_minor=w.amount_minor,
+                    currency=w.currency,
+                    budget=w.status,
+                    proposal_status=w.proposal_status,
+                    debited_at=from_micros(w.debited_at),
+                    returned_at=None if w.returned_at is None else from_micros(w.returned_at),
+                )
+                for w in state.writes
+            ],
+            duplicate=state.duplicate,
+        )

@@ -9,6 +9,7 @@ ASCII characters, checked over the *whole* value: ``"alice\\n"`` is refused.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from signoff._model import RESERVED_SURFACES, Principal
@@ -20,11 +21,25 @@ _NAME = re.compile(r"[\x21-\x7e]{1,255}")
 _ABSENT = object()
 
 
-def principal_from_claims(claims: dict[str, Any], mapping: ClaimMapping | None = None) -> Principal:
-    """The principal a verified token names; NotAuthenticated (reason ``claims``) if unclear."""
+def principal_from_claims(
+    claims: dict[str, Any],
+    mapping: ClaimMapping | None = None,
+    *,
+    issuer: str | None = None,
+    tenants: tuple[str, ...] = (),
+) -> Principal:
+    """The principal a verified token names; NotAuthenticated (reason ``claims``) if unclear.
+
+    ``issuer`` is recorded as part of who the person is; ``tenants``, when given, are
+    the only tenants this issuer may name (reason ``tenant`` otherwise).
+    """
     mapping = mapping or ClaimMapping()
     subject = _required(claims, mapping.subject_claim, "the person")
     tenant = mapping.tenant or _required(claims, mapping.tenant_claim, "the tenant")
+    if tenants and tenant not in tenants:
+        raise NotAuthenticated(
+            "this identity provider may not name that tenant", reason="tenant", tenant=tenant
+        )
     client = _client(claims, mapping)
     actor = _actor(claims, mapping)
     if actor is None and client is not None and client in mapping.agent_clients:
@@ -35,7 +50,20 @@ def principal_from_claims(claims: dict[str, Any], mapping: ClaimMapping | None =
         roles=_roles(claims, mapping),
         actor=actor,
         client=client,
+        auth_time=_auth_time(claims),
+        acr=None if claims.get("acr") is None else _name(claims["acr"], "acr"),
+        issuer=issuer,
     )
+
+
+def _auth_time(claims: dict[str, Any]) -> datetime | None:
+    """OIDC ``auth_time``: when the provider authenticated the person (seconds)."""
+    value = claims.get("auth_time")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 2**33:
+        raise NotAuthenticated("the auth_time claim must be a time in seconds", reason="claims")
+    return datetime.fromtimestamp(value, UTC)
 
 
 def claim(claims: dict[str, Any], name: str) -> Any:

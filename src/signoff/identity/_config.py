@@ -23,6 +23,7 @@ from signoff.exceptions import InvalidIssuer
 PublicAlgorithm = Literal["RS256", "PS256", "ES256", "EdDSA"]
 PUBLIC_ALGORITHMS: tuple[PublicAlgorithm, ...] = ("RS256", "PS256", "ES256", "EdDSA")
 ClaimName = Annotated[str, Field(min_length=1, max_length=255)]
+MIN_HS256_BYTES = 32
 
 
 class _Frozen(BaseModel):
@@ -95,7 +96,11 @@ class IssuerConfig(_Frozen):
     jwks_file: Path | None = None
     public_keys: tuple[PublicKey, ...] = ()
     hs256_secret: bytes | None = Field(default=None, repr=False)
-    """Development only (``signoff dev-token``); never for a real provider."""
+    """Development only (``signoff dev-token``); never for a real provider. At least
+    32 bytes, like the main secret (a short HMAC key is guessed offline)."""
+    tenants: tuple[ClaimName, ...] = ()
+    """The tenants this issuer may name; a token naming another is refused. Required
+    when several issuers are trusted and this one reads the tenant from a claim."""
     discovery: bool | None = None
     """Read ``jwks_uri`` from ``<issuer>/.well-known/openid-configuration``.
     Defaults to on for an http(s) issuer that names no other key source."""
@@ -117,6 +122,20 @@ class IssuerConfig(_Frozen):
             raise ValueError("jwks_url must be an http(s) URL")
         return value
 
+    @field_validator("hs256_secret")
+    @classmethod
+    def _long_secret(cls, value: bytes | None) -> bytes | None:
+        if value is not None and len(value) < MIN_HS256_BYTES:
+            raise ValueError(f"hs256_secret must be at least {MIN_HS256_BYTES} bytes")
+        return value
+
+    @property
+    def allowed_tenants(self) -> tuple[str, ...]:
+        """The tenants this issuer may name; empty: any (it is the only issuer trusted)."""
+        if self.claims.tenant is not None:
+            return (self.claims.tenant,)
+        return self.tenants
+
     @model_validator(mode="after")
     def _key_sources(self) -> IssuerConfig:
         remote = (self.jwks_url is not None) + bool(self.discovery)
@@ -130,6 +149,9 @@ class IssuerConfig(_Frozen):
             )
         if not remote and not static and not self.uses_discovery:
             raise ValueError(f"issuer {self.issuer}: no key source and not an http(s) issuer")
+        fixed = self.claims.tenant
+        if fixed is not None and self.tenants and self.tenants != (fixed,):
+            raise ValueError(f"issuer {self.issuer}: claims.tenant is {fixed}; tenants must match")
         if self.login is not None and not self.uses_discovery:
             raise ValueError(f"issuer {self.issuer}: page sign-in (login) needs OIDC discovery")
         return self
@@ -190,12 +212,25 @@ def issuer_config(entry: Any) -> IssuerConfig:
         raise InvalidIssuer(f"issuer configuration: {_first_error(exc)}") from None
 
 
-def identity_config(issuers: Sequence[IssuerConfig]) -> IdentityConfig:
-    """Check the whole set (unique issuers and login names)."""
+def identity_config(
+    issuers: Sequence[IssuerConfig], *, providers: Sequence[IssuerConfig] = ()
+) -> IdentityConfig:
+    """Check the whole set (unique issuers and login names).
+
+    ``providers`` (the ``issuers`` tables) must each list the tenants they may name
+    when more than one issuer is trusted: a provider vouches for its own tenants only.
+    """
     try:
-        return IdentityConfig(issuers=tuple(issuers))
+        config = IdentityConfig(issuers=tuple(issuers))
     except ValidationError as exc:
         raise InvalidIssuer(_first_error(exc)) from None
+    unbound = [entry.issuer for entry in providers if not entry.allowed_tenants]
+    if len(config.issuers) > 1 and unbound:
+        raise InvalidIssuer(
+            f"issuer {unbound[0]} may name any tenant: with several trusted issuers each "
+            "lists the tenants it may name (`tenants = [...]`, or a fixed `claims.tenant`)"
+        )
+    return config
 
 
 def _first_error(exc: ValidationError) -> str:

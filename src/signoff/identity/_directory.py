@@ -100,6 +100,11 @@ class StoreRoleDirectory:
         with self.store.read() as tx:
             return self._at(tx).delegator_of(tenant, subject, role)
 
+    def was_revoked(self, tenant: str, subject: str, role: str) -> bool:
+        """True when the role was granted once and then withdrawn (not merely never granted)."""
+        with self.store.read() as tx:
+            return tx.role_entry(tenant, subject, role) is False
+
     def in_transaction(self, tx: Any) -> RoleDirectory:
         assert isinstance(tx, SqlTransaction)
         return self._at(tx)

@@ -75,7 +75,9 @@ class TrustedIssuer:
         return claims
 
     def principal(self, claims: dict[str, Any]) -> Principal:
-        return principal_from_claims(claims, self.config.claims)
+        return principal_from_claims(
+            claims, self.config.claims, issuer=self.issuer, tenants=self.config.allowed_tenants
+        )
 
     def _decode(
         self, token: str, candidates: list[VerificationKey], audience: str

@@ -9,12 +9,20 @@ mapping — with the page's client id as audience and the login's ``nonce``.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import jwt
+
+try:  # Authlib's httpx client runs on httpx2 when it is installed, else on httpx
+    import httpx2
+
+    AUTHLIB_HTTP_ERROR: type[Exception] = httpx2.HTTPError
+except ImportError:  # pragma: no cover - depends on what is installed
+    AUTHLIB_HTTP_ERROR = httpx.HTTPError
 from authlib.common.errors import AuthlibBaseError
 from authlib.integrations.httpx_client import OAuth2Client
 
@@ -65,9 +73,23 @@ class OidcLogin:
         return self._client.label or f"Sign in with {self._client.name}"
 
     def authorization_url(
-        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+        self,
+        *,
+        state: str,
+        nonce: str,
+        code_challenge: str,
+        redirect_uri: str,
+        max_age: int | None = None,
+        acr_values: Sequence[str] = (),
     ) -> str:
+        """The provider's authorization request; ``max_age`` and ``acr_values`` (OIDC Core
+        3.1.2.1) ask it to authenticate the person again, or more strongly (step-up)."""
         endpoint = self._endpoints().authorization_endpoint
+        step_up: dict[str, str] = {}
+        if max_age is not None:
+            step_up["max_age"] = str(max_age)
+        if acr_values:
+            step_up["acr_values"] = " ".join(acr_values)
         with self._oauth(redirect_uri) as oauth:
             url, _ = oauth.create_authorization_url(
                 endpoint,
@@ -75,6 +97,7 @@ class OidcLogin:
                 nonce=nonce,
                 code_challenge=code_challenge,
                 code_challenge_method="S256",
+                **step_up,
             )
         return str(url)
 
@@ -88,7 +111,15 @@ class OidcLogin:
                 token: dict[str, Any] = oauth.fetch_token(
                     endpoint, code=code, code_verifier=code_verifier, redirect_uri=redirect_uri
                 )
-        except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
+        except (
+            AuthlibBaseError,
+            httpx.HTTPError,
+            AUTHLIB_HTTP_ERROR,
+            OSError,
+            ValueError,
+        ) as exc:
+            # A refusal, a dropped connection, a timeout, an answer that is not JSON: the
+            # sign-in failed, said plainly on the page, never a 5xx with a traceback.
             raise NotAuthenticated(
                 f"the identity provider refused the sign-in: {_short(exc)}", reason="login"
             ) from None
@@ -101,6 +132,7 @@ class OidcLogin:
         claims = self._issuer.verify(
             id_token, header, self._clock.now(), audience=self._client.client_id
         )
+        _check_authorized_party(claims, self._client.client_id)
         sent = claims.get("nonce")
         if not isinstance(sent, str) or not hmac.compare_digest(sent.encode(), nonce.encode()):
             raise NotAuthenticated("the ID token is not for this sign-in (nonce)", reason="login")
@@ -127,6 +159,16 @@ class OidcLogin:
             ),
             timeout=self._issuer.config.http_timeout_seconds,
         )
+
+
+def _check_authorized_party(claims: dict[str, Any], client_id: str) -> None:
+    """OpenID Connect Core §3.1.3.7: with several audiences, ``azp`` must be this client;
+    an ``azp`` naming another client is refused whatever the audiences."""
+    audience = claims.get("aud")
+    audiences = [audience] if isinstance(audience, str) else list(audience or ())
+    party = claims.get("azp")
+    if (len(audiences) > 1 and party is None) or (party is not None and party != client_id):
+        raise NotAuthenticated("the ID token was issued to another client (azp)", reason="audience")
 
 
 def _header(token: str) -> dict[str, Any]:

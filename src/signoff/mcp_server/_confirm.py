@@ -22,8 +22,16 @@ from mcp_types import (
     ElicitResult,
 )
 
-from signoff._model import Decision, DecisionKind, Principal, Proposal, ReasonCode
+from signoff._model import (
+    Decision,
+    DecisionKind,
+    DecisionResult,
+    Principal,
+    Proposal,
+    ReasonCode,
+)
 from signoff._text import visible
+from signoff.agents._render import decision_payload
 from signoff.agents._service import AgentTools, ToolOutput
 from signoff.catalog._types import RiskLevel
 from signoff.exceptions import ArgsMismatch, SignoffError
@@ -64,6 +72,8 @@ def in_band_allowed(proposal: Proposal) -> bool:
     return (
         bool(policy.get("in_band"))
         and not policy.get("retype")
+        and policy.get("max_age") is None  # a step-up needs the page's sign-in
+        and not policy.get("acr_values")
         and proposal.risk.level is RiskLevel.LOW
     )
 
@@ -145,10 +155,10 @@ def settle(
         return _describe(tools, agent, asked, _form("cancelled"))
     try:
         if action == "accept" and _confirmed(asked, answer):
-            _decide(tools, human, asked, DecisionKind.APPROVE)
-            return _describe(tools, agent, asked, _form("accepted"))
-        _decide(tools, human, asked, DecisionKind.REJECT)
-        return _describe(tools, agent, asked, _form("declined"))
+            decided = _decide(tools, human, asked, DecisionKind.APPROVE)
+            return _describe(tools, agent, asked, _form("accepted", decision=decided))
+        decided = _decide(tools, human, asked, DecisionKind.REJECT)
+        return _describe(tools, agent, asked, _form("declined", decision=decided))
     except SignoffError as exc:
         return _describe(tools, agent, asked, _form("refused", exc.code))
 
@@ -156,8 +166,14 @@ def settle(
 _URL_OUTCOMES = {"accept": "opened", "decline": "not_opened", "cancel": "dismissed"}
 
 
-def _form(outcome: str, code: str | None = None) -> dict[str, Any]:
-    return {"channel": "form", "outcome": outcome, "code": code}
+def _form(
+    outcome: str, code: str | None = None, *, decision: DecisionResult | None = None
+) -> dict[str, Any]:
+    """The confirmation's outcome; with the decision receipt when a decision was recorded."""
+    form: dict[str, Any] = {"channel": "form", "outcome": outcome, "code": code}
+    if decision is not None:
+        form["decision"] = decision_payload(decision)
+    return form
 
 
 def _confirmed(asked: Asked, answer: ElicitResult | None) -> bool:
@@ -176,12 +192,14 @@ def _confirmed(asked: Asked, answer: ElicitResult | None) -> bool:
     return content.get("confirm") is True
 
 
-def _decide(tools: AgentTools, human: Principal, asked: Asked, kind: DecisionKind) -> None:
+def _decide(
+    tools: AgentTools, human: Principal, asked: Asked, kind: DecisionKind
+) -> DecisionResult:
     current = tools.gate.proposal(human, asked.proposal_id)
     if current.args_digest != asked.args_digest:
         raise ArgsMismatch("the proposal is not the one shown", proposal_id=asked.proposal_id)
     reject = kind is DecisionKind.REJECT
-    tools.gate.decide(
+    return tools.gate.decide(
         human,
         asked.proposal_id,
         Decision(

@@ -94,6 +94,7 @@ class PrincipalTokenVerifier:
                 "roles": sorted(principal.roles),
                 "act": principal.actor,
                 "client": principal.client,
+                "iss": principal.issuer,
             },
         )
 
@@ -101,7 +102,7 @@ class PrincipalTokenVerifier:
 def principal_of(token: AccessToken) -> Principal:
     claims = token.claims or {}
     tenant, roles, actor = claims.get("tenant"), claims.get("roles"), claims.get("act")
-    client = claims.get("client")
+    client, issuer = claims.get("client"), claims.get("iss")
     if token.subject is None or not isinstance(tenant, str) or not isinstance(roles, list):
         raise NotAuthenticated("the access token carries no signoff principal")
     return Principal(
@@ -110,4 +111,5 @@ def principal_of(token: AccessToken) -> Principal:
         roles=frozenset(str(role) for role in roles),
         actor=actor if isinstance(actor, str) else None,
         client=client if isinstance(client, str) else None,
+        issuer=issuer if isinstance(issuer, str) else None,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer, RequestStateSecurity
+from mcp.server.mcpserver.tools import Tool
 
 from signoff import __version__
 from signoff.agents._render import ConfirmationPages
@@ -11,6 +12,7 @@ from signoff.agents._service import AgentTools
 from signoff.gate._async import AsyncGate
 from signoff.gate._gate import Gate
 from signoff.mcp_server._completion import CompletionWatcher
+from signoff.mcp_server._gateway import follow, gateway_of, read_tools, with_upstream_answers
 from signoff.mcp_server._identity import PrincipalTokenVerifier, SessionIdentity
 from signoff.mcp_server._tools import mcp_tools
 
@@ -57,17 +59,29 @@ def create_mcp_server(
             # The token verifier checks the audience itself (the issuer's configured one).
             validate_token_resource=False if resource_url is not None else None,
         )
-    return MCPServer(
+    gateway = gateway_of(agate.gate.catalog)
+
+    def build() -> list[Tool]:
+        tools.refresh()
+        own = mcp_tools(tools, identity, agate, watcher)
+        if gateway is None:
+            return own
+        return [*with_upstream_answers(own, gateway), *read_tools(gateway, identity, agate)]
+
+    server: MCPServer = MCPServer(
         SERVER_NAME,
         title="signoff",
         instructions=INSTRUCTIONS,
         version=__version__,
         token_verifier=token_verifier,
         auth=auth,
-        tools=mcp_tools(tools, identity, agate, watcher),
+        tools=build(),
         lifespan=lambda server: watcher.running(),
         request_state_security=(
             RequestStateSecurity(keys=request_state_keys) if request_state_keys else None
         ),
         log_level="WARNING",
     )
+    if gateway is not None:
+        follow(server, gateway, build)  # upstream listings change: so does this server's
+    return server

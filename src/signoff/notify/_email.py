@@ -17,6 +17,7 @@ from email.utils import format_datetime, make_msgid
 from typing import Protocol
 
 from signoff._i18n import Localizer
+from signoff._text import visible
 from signoff.notify._channel import DeliveryFailed, EventFilter
 from signoff.notify._events import PROPOSAL_AWAITING, Notification
 
@@ -98,7 +99,14 @@ class EmailChannel:
         if not to:
             # Nobody to tell is not a delivery: it stays visible as dead, with the reason.
             raise DeliveryFailed(f"no address for who may decide in {notification.tenant}")
-        message = compose(notification, sender=self.sender, to=to, now=now, localizer=self._words)
+        try:
+            message = compose(
+                notification, sender=self.sender, to=to, now=now, localizer=self._words
+            )
+        except (ValueError, TypeError) as exc:
+            # A header the mail library refuses (a line break, a bad address) is a failed
+            # delivery, retried and then dead-lettered — never a row stuck in the queue.
+            raise DeliveryFailed(f"the message could not be composed: {exc}") from exc
         try:
             with smtplib.SMTP(self.host, self.port, timeout=self._timeout) as smtp:
                 if self._starttls:
@@ -106,7 +114,7 @@ class EmailChannel:
                 if self._login[0] is not None:
                     smtp.login(self._login[0], self._login[1] or "")
                 smtp.send_message(message)
-        except (OSError, smtplib.SMTPException) as exc:
+        except (OSError, ValueError, smtplib.SMTPException) as exc:
             raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from exc
 
     def close(self) -> None:
@@ -125,7 +133,9 @@ def compose(
     words = localizer or Localizer()
     _ = words.gettext
     data = notification.data
-    title = data.get("title") or data.get("tool") or _("a write operation")
+    # Text that reached signoff from outside is shown, never obeyed: bidirectional overrides
+    # and line breaks become visible (⟨U+202E⟩), as on the page; no header can be broken.
+    title = visible(data.get("title") or data.get("tool") or _("a write operation"))
     deadline = _deadline(data.get("expires_at"), words)
     message = EmailMessage()
     message["Subject"] = _subject(notification.event_type, str(title), words)
@@ -137,16 +147,19 @@ def compose(
         f"{title}",
         "",
         _("Requested by %(who)s in %(tenant)s.")
-        % {"who": data.get("requester", _("someone")), "tenant": notification.tenant},
+        % {
+            "who": visible(data.get("requester", _("someone"))),
+            "tenant": visible(notification.tenant),
+        },
         _("Decision needed from: %(who)s.")
-        % {"who": data.get("required_role") or _("the requester")},
+        % {"who": visible(data.get("required_role") or _("the requester"))},
         _("Open the confirmation page to see every value and decide before %(deadline)s:")
         % {"deadline": deadline},
         "",
         f"  {notification.page_url}",
         "",
         _("Proposal %(proposal)s · event %(event)s")
-        % {"proposal": data.get("proposal_id"), "event": notification.event_id},
+        % {"proposal": visible(data.get("proposal_id")), "event": notification.event_id},
         _("This message carries no confirmation and no secret; deciding happens on the page."),
     ]
     message.set_content("\n".join(lines))

@@ -1,9 +1,11 @@
 """Which audit events are notifications, and what a notification says.
 
 A notification is built from one audit event and the proposal it is about,
-read from the store when it is sent. It carries ids, statuses, the tool, the
-preview's title, the role that may decide, the deadline and a link to the
-confirmation page — never a token, a token hash or the arguments.
+read from the store when it is sent. It carries ids, statuses, the tool, a
+title naming only the tool, the role that may decide, the deadline and a link
+to the confirmation page — never a token, a token hash or the arguments. The
+preview's own title is left out: a tool writes it from the arguments (the
+recipient of an e-mail, the amount of a refund).
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ EVENT_TYPES: frozenset[str] = frozenset(_BY_KIND.values())
 """Every notification type; anything else in the audit chain is not notified."""
 
 DECIDED = frozenset({PROPOSAL_APPROVED, PROPOSAL_REJECTED, PROPOSAL_CHANGES_REQUESTED})
+
+
+def title_of(tool: str) -> str:
+    """What a notification calls the operation: its tool, never text built from arguments."""
+    return f"a {tool} request"
 
 
 def event_type_of(kind: str) -> str | None:
@@ -104,7 +111,7 @@ def notification(
         role = proposal.required_role
         data.update(
             tool=proposal.tool,
-            title=proposal.preview.title,
+            title=title_of(proposal.tool),
             proposal_status=proposal.status.value,
             required_role=role,
             risk=proposal.risk.level.value,

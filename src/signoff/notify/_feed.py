@@ -8,6 +8,7 @@ its own content, which applies every read rule as usual.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from signoff.notify._events import event_type_of
@@ -28,14 +29,26 @@ def head(store: Store, tenant: str) -> int:
 
 
 def events_after(
-    store: Store, tenant: str, seq: int, *, limit: int = 100
+    store: Store,
+    tenant: str,
+    seq: int,
+    *,
+    limit: int = 100,
+    may_see: Callable[[str], bool] | None = None,
 ) -> tuple[int, list[FeedEvent]]:
-    """Notification events after ``seq`` and the seq to continue from (past skipped kinds too)."""
+    """Notification events after ``seq`` and the seq to continue from (past skipped kinds too).
+
+    ``may_see(proposal_id)``: only events about proposals the follower may see are fed
+    (their circle, PROTOCOL rule 12); even the kind and seq of others' events say too much.
+    """
     with store.read() as tx:
         events = tx.audit_events_after(tenant, seq, limit)
     feed = []
     for event in events:
         event_type = event_type_of(event.kind)
-        if event_type is not None:
-            feed.append(FeedEvent(event.seq, event_type))
+        if event_type is None:
+            continue
+        if may_see is not None and (event.proposal_id is None or not may_see(event.proposal_id)):
+            continue
+        feed.append(FeedEvent(event.seq, event_type))
     return (events[-1].seq if events else seq), feed

@@ -132,6 +132,13 @@ class Notifier:
             channel.send(self._notification(record), self.clock.now())
         except DeliveryFailed as exc:
             error = str(exc)[:MAX_ERROR]
+        except Exception as exc:
+            # A channel that fails in a way it did not foresee has still failed this attempt:
+            # the row is retried and dead-lettered like any other, and the pass goes on.
+            log.exception(
+                "%s: sending event %s/%s failed", record.destination, record.tenant, record.seq
+            )
+            error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
         now = self.clock.now()
         if error is None:
             status, due = "delivered", now

@@ -93,9 +93,12 @@ def build_bundle(
 
     ``checkpoints`` are ``(tree size, signed note)`` in ascending size; those
     below ``since`` are left out, the one at ``since`` is kept as the anchor.
+    A checkpoint larger than the log is kept too: the verifier must see it
+    (``events_missing``), never a shorter log that looks complete.
     """
     leaves = [leaf_of(event) for event in events]
-    kept = [(size, note) for size, note in checkpoints if size >= since and size <= len(leaves)]
+    kept = [(size, note) for size, note in checkpoints if size >= since]
+    provable = [(size, note) for size, note in kept if size <= len(leaves)]
     start: dict[str, Any] = {"size": since}
     if since:
         tree = CompactTree()
@@ -106,7 +109,7 @@ def build_bundle(
         start["anchor"] = {"hash": events[since - 1].hash, "proof": [b64(h) for h in proof]}
     links = [
         {"old_size": a, "new_size": b, "proof": [b64(h) for h in consistency_proof(a, leaves[:b])]}
-        for (a, _), (b, _) in itertools.pairwise(kept)
+        for (a, _), (b, _) in itertools.pairwise(provable)
         if a > 0
     ]
     return {

@@ -31,7 +31,10 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 def event_to_dict(event: AuditEvent) -> dict[str, Any]:
-    return asdict(event)
+    document = asdict(event)
+    if document["mac"] is None:
+        del document["mac"]  # an event from before authenticators: hashed without one
+    return document
 
 
 def event_from_dict(document: Mapping[str, Any]) -> AuditEvent:
@@ -43,7 +46,10 @@ def event_from_dict(document: Mapping[str, Any]) -> AuditEvent:
             raise ProofFormatError(f"event field {name!r} is missing or of the wrong type")
     if not _is_hex32(document["hash"]) or not _is_hex32(document["prev_hash"]):
         raise ProofFormatError("event hashes are 64 lowercase hex digits")
-    return AuditEvent(**{name: document[name] for name in _TYPES})
+    mac = document.get("mac")
+    if mac is not None and not isinstance(mac, str):
+        raise ProofFormatError("event field 'mac' is not a string")
+    return AuditEvent(**{name: document[name] for name in _TYPES}, mac=mac)
 
 
 def _is_hex32(text: str) -> bool:

@@ -216,3 +216,18 @@ class PartialTree:
         if i < a + k:
             return [*self._path(i, a, a + k), self._mth(a + k, b)]
         return [*self._path(i, a + k, b), self._mth(a, a + k)]
+
+    def consistency_proof(self) -> list[bytes]:
+        """PROOF(m, D[size]) from the frontier's size ``m``: the nodes it needs are the
+        frontier's subtrees or lie in the new range (RFC 9162 2.1.4.1, over ranges)."""
+        if not 0 < self._m <= self.size:
+            raise ValueError("a consistency proof needs 0 < old size <= new size")
+        return self._subproof(self._m, 0, self.size, start=True)
+
+    def _subproof(self, m: int, a: int, b: int, *, start: bool) -> list[bytes]:
+        if m == b - a:
+            return [] if start else [self._mth(a, b)]
+        k = _split(b - a)
+        if m <= k:
+            return [*self._subproof(m, a, a + k, start=start), self._mth(a + k, b)]
+        return [*self._subproof(m - k, a + k, b, start=False), self._mth(a, a + k)]

@@ -24,7 +24,7 @@ RECEIPT_TYP = "signoff-receipt+jwt"
 TERMINAL = ("execution.succeeded", "execution.failed_terminal", "execution.resolved")
 STATED = (
     "tenant", "proposal_id", "execution_id", "op", "args_digest", "resource", "approvers",
-    "request_key", "provider_reference", "outcome", "completed_at",
+    "request_key", "provider_reference", "outcome", "completed_at", "items",
 )  # fmt: skip
 
 
@@ -36,7 +36,7 @@ def stated_claims(events: Sequence[AuditEvent]) -> dict[str, Any]:
         return {}
     proposal, outcome = payload_of(created), finished[-1]
     result = payload_of(outcome)
-    return {
+    stated = {
         "tenant": created.tenant,
         "proposal_id": created.proposal_id,
         "execution_id": outcome.execution_id,
@@ -50,6 +50,55 @@ def stated_claims(events: Sequence[AuditEvent]) -> dict[str, Any]:
         "provider_reference": result.get("provider_reference"),
         "outcome": result.get("status") or outcome.kind.removeprefix("execution."),
         "completed_at": outcome.at,
+    }
+    items = _items(events, outcome)
+    if items is not None:
+        stated["items"] = items  # a batch: each item's outcome, key and reference
+    debited = next((e for e in events if e.kind == "mandate.debited"), None)
+    if debited is not None:
+        stated["mandate"] = _mandate(debited)
+    return stated
+
+
+def _items(events: Sequence[AuditEvent], outcome: AuditEvent) -> list[Any] | None:
+    """A batch's items as the last outcome that reported them states them."""
+    reported = [
+        e
+        for e in events
+        if e.execution_id == outcome.execution_id
+        and e.kind.startswith("execution.")
+        and e.seq <= outcome.seq
+        and "items" in payload_of(e)
+    ]
+    return payload_of(reported[-1])["items"] if reported else None
+
+
+def proven_executions(events: Sequence[AuditEvent]) -> list[dict[str, Any]]:
+    """Per finished execution among ``events``: what the events prove about it."""
+    by_proposal: dict[str, list[AuditEvent]] = {}
+    for event in events:
+        if event.proposal_id is not None:
+            by_proposal.setdefault(event.proposal_id, []).append(event)
+    proven = []
+    for group in by_proposal.values():
+        claims = stated_claims(group)
+        if claims:
+            approvers = [
+                {k: a[k] for k in ("subject", "role", "decided_at")} | {"device": bool(a["device"])}
+                for a in claims["approvers"]
+            ]
+            proven.append({**claims, "approvers": approvers})
+    return proven
+
+
+def _mandate(event: AuditEvent) -> dict[str, Any]:
+    """A write under a standing approval: the mandate, its approvers, what was left after it."""
+    data = payload_of(event)
+    names = ("mandate_id", "mandate_digest", "approvers", "amount_minor", "currency")
+    return {
+        **{name: data.get(name) for name in names},
+        "remaining_amount_minor": data.get("remaining_amount_minor"),
+        "remaining_count": data.get("remaining_count"),
     }
 
 

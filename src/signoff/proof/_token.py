@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from signoff.exceptions import AudienceMismatch, InvalidToken, TokenExpired
-from signoff.proof._jws import PublicKeys, sign_jws, verify_jws
+from signoff.proof._jws import PublicKeys, sign_jws, signed_kid, verify_jws
 from signoff.proof._keys import SigningKey
 
 CONFIRMATION_TYP = "signoff-confirmation+jwt"
@@ -70,6 +70,10 @@ def verify_confirmation(
     """
     claims = verify_jws(token, keys, typ=CONFIRMATION_TYP)
     parsed = _parse(claims)
+    kid = str(signed_kid(token))
+    refusal = keys.window(kid).refusal(kid, "token", parsed.iat)
+    if refusal is not None:
+        raise InvalidToken(refusal)
     if issuer is not None and parsed.iss != issuer:
         raise InvalidToken(f"issued by {parsed.iss!r}, not {issuer!r}")
     if parsed.aud != audience:

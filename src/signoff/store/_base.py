@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 from contextlib import AbstractContextManager
 
+from signoff.store._q_audit import EventSeal
 from signoff.store._sql import SqlTransaction
 
 
@@ -21,6 +22,10 @@ class Store(abc.ABC):
     """Exceptions the backend raises for a violated UNIQUE constraint."""
     transient_errors: tuple[type[Exception], ...] = ()
     """Deadlocks and serialization failures: the transaction is safe to run again."""
+    event_seal: EventSeal | None = None
+    """Authenticates every audit event this process appends, with a MAC key the database
+    never holds (set by the gate that signs: ``Gate(..., proof=...)``); None appends events
+    no signer will ever cover."""
 
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[SqlTransaction]: ...

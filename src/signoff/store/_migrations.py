@@ -6,16 +6,24 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from signoff.exceptions import SchemaTooNew
-from signoff.store._pg_functions import FUNCTIONS
+from signoff.store._mandate_schema import MIGRATION as MANDATES_MIGRATION
+from signoff.store._pg_functions import DROP_FUNCTIONS, FUNCTIONS
 
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 13
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
 dialect the mapping does not name has nothing to run."""
+
+_REMAKE_FUNCTIONS: tuple[Statement, ...] = (
+    {"postgresql": DROP_FUNCTIONS},
+    *({"postgresql": function} for function in FUNCTIONS),
+)
+"""A migration that changes a step function's parameters or the columns it writes drops every
+``signoff_*`` function and creates today's (a changed parameter list would add an overload)."""
 
 MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     1: (
@@ -213,11 +221,41 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # outcome) as one server-side function, the audit append and its hash with it, so a
     # step is one round trip (store/_pg_functions.py). SQLite runs the same steps in-process.
     6: tuple({"postgresql": function} for function in FUNCTIONS),
+    # Proof that fails closed (PROTOCOL rule 16): each audit event's authenticator (a MAC
+    # with a key the database does not hold, part of the event hash when present) and the
+    # witnesses' cosignature lines kept with each checkpoint. The step functions take the
+    # MAC as one more parameter of every event, so they are dropped and made again.
+    7: (
+        "ALTER TABLE audit_events ADD COLUMN mac TEXT",
+        # The signer looks each new MAC up among the older events (a replay): by index.
+        "CREATE INDEX audit_events_by_mac ON audit_events (tenant, mac)",
+        "ALTER TABLE checkpoints ADD COLUMN cosignatures TEXT NOT NULL DEFAULT ''",
+        *_REMAKE_FUNCTIONS,
+    ),
+    # A batch's per-item outcomes (seed 000: each failed item reported on its own): the
+    # execution row keeps them, written by the outcome step with the rest of the outcome.
+    8: (
+        "ALTER TABLE executions ADD COLUMN items TEXT",
+        *_REMAKE_FUNCTIONS,
+    ),
+    # Page sessions ended by signing out: a copied cookie is dead afterwards (issue 23).
+    # Keyed by a hash of the session id, kept until the cookie would have expired.
+    9: (
+        """CREATE TABLE ended_sessions (
+            sid_hash TEXT PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        )""",
+        "CREATE INDEX ended_sessions_expiry ON ended_sessions (expires_at)",
+    ),
+    # Policies as data and standing approvals (docs/POLICIES.md): applied policy versions,
+    # mandates with their budget and count, their decisions, each write under one, and the
+    # trigger that gives a write's amount back when it is known not to have happened.
+    10: MANDATES_MIGRATION,
     # Chat channels (Slack, Teams): which chat user is which signoff person (an explicit
     # link: a one-time code completed on the page, or an admin's entry), the one-time codes
     # (only their hash), every copy of a proposal's message, so a decision updates all, and
     # where a bot may reach a person (a Teams conversation reference, kept when they wrote).
-    7: (
+    11: (
         """CREATE TABLE channel_links (
             channel TEXT NOT NULL,
             workspace TEXT NOT NULL,
@@ -263,7 +301,7 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     ),
     # Web Push subscriptions of the page installed as an app (PWA): per person, with the
     # roles their sign-in carried when they subscribed; the endpoint is the push service's.
-    8: (
+    12: (
         """CREATE TABLE push_subscriptions (
             endpoint TEXT PRIMARY KEY,
             tenant TEXT NOT NULL,
@@ -277,7 +315,7 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     ),
     # Delegations (out of office): a person's role held by another of the tenant for a window,
     # honoured by the role directory at every step; ended early by setting ended_at.
-    9: (
+    13: (
         """CREATE TABLE delegations (
             delegation_id TEXT PRIMARY KEY,
             tenant TEXT NOT NULL,

@@ -22,7 +22,7 @@ PREMISE_FAILED = "SO001"
 """The SQLSTATE a step raises when one of its premises no longer holds."""
 
 _EVENT = "{p}tenant text, {p}at bigint, {p}kind text, {p}proposal_id text, {p}execution_id text, "
-_EVENT += "{p}actor text, {p}data text"
+_EVENT += "{p}actor text, {p}data text, {p}mac text"
 
 
 def _event(prefix: str) -> str:
@@ -30,7 +30,7 @@ def _event(prefix: str) -> str:
 
 
 def _append(prefix: str) -> str:
-    names = ("tenant", "at", "kind", "proposal_id", "execution_id", "actor", "data")
+    names = ("tenant", "at", "kind", "proposal_id", "execution_id", "actor", "data", "mac")
     return f"signoff_append_audit({', '.join(prefix + n for n in names)})"
 
 
@@ -54,7 +54,7 @@ _CHECK_ROLES = f"""
 EVENT_HASH = """
 CREATE OR REPLACE FUNCTION signoff_event_hash(
     p_tenant text, p_seq bigint, p_at bigint, p_kind text, p_proposal_id text,
-    p_execution_id text, p_actor text, p_data text, p_prev_hash text
+    p_execution_id text, p_actor text, p_data text, p_prev_hash text, p_mac text
 ) RETURNS text LANGUAGE sql STABLE AS $$
 SELECT encode(sha256(convert_to(
     '{"actor":' || COALESCE(to_json(p_actor)::text, 'null')
@@ -62,6 +62,7 @@ SELECT encode(sha256(convert_to(
     || ',"data":' || to_json(p_data)::text
     || ',"execution_id":' || COALESCE(to_json(p_execution_id)::text, 'null')
     || ',"kind":' || to_json(p_kind)::text
+    || CASE WHEN p_mac IS NULL THEN '' ELSE ',"mac":' || to_json(p_mac)::text END
     || ',"prev_hash":' || to_json(p_prev_hash)::text
     || ',"proposal_id":' || COALESCE(to_json(p_proposal_id)::text, 'null')
     || ',"seq":' || p_seq::text
@@ -88,11 +89,11 @@ BEGIN
     END IF;
     new_seq := new_seq + 1;
     new_hash := signoff_event_hash(p_tenant, new_seq, p_at, p_kind, p_proposal_id,
-                                   p_execution_id, p_actor, p_data, prev);
+                                   p_execution_id, p_actor, p_data, prev, p_mac);
     INSERT INTO audit_events (tenant, seq, at, kind, proposal_id, execution_id, actor, data,
-                              prev_hash, hash)
+                              prev_hash, hash, mac)
         VALUES (p_tenant, new_seq, p_at, p_kind, p_proposal_id, p_execution_id, p_actor, p_data,
-                prev, new_hash);
+                prev, new_hash, p_mac);
     UPDATE audit_heads SET seq = new_seq, hash = new_hash WHERE tenant = p_tenant;
 END
 $$"""
@@ -218,14 +219,15 @@ $$"""
 RECORD_OUTCOME = f"""
 CREATE OR REPLACE FUNCTION signoff_record_outcome(
     p_execution_id text, p_from text[], p_to text, p_now bigint, p_reference text,
-    p_code text, p_message text, p_completed_at bigint,
+    p_code text, p_message text, p_completed_at bigint, p_items text,
     p_proposal_from text[], p_proposal_to text,
     {_event("e_")}, OUT o executions, OUT new_seq bigint, OUT new_hash text
 ) LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE executions x SET status = p_to, updated_at = p_now, lease_until = NULL,
             provider_reference = COALESCE(p_reference, x.provider_reference),
-            error_code = p_code, error_message = p_message, completed_at = p_completed_at
+            error_code = p_code, error_message = p_message, completed_at = p_completed_at,
+            items = COALESCE(p_items, x.items)
         WHERE x.execution_id = p_execution_id AND x.status = ANY (p_from)
         RETURNING x.* INTO o;
     IF NOT FOUND THEN
@@ -234,6 +236,23 @@ BEGIN
     UPDATE proposals SET status = p_proposal_to, version = version + 1, updated_at = p_now
         WHERE proposal_id = o.proposal_id AND status = ANY (p_proposal_from);
     SELECT a.new_seq, a.new_hash INTO new_seq, new_hash FROM {_append("e_")} a;
+END
+$$"""
+"""The outcome step also keeps a batch's item outcomes (``executions.items``, migration 8)."""
+
+DROP_FUNCTIONS = """
+DO $$
+DECLARE
+    f record;
+BEGIN
+    -- Every signoff_* function of this schema, whatever its parameter list: the next
+    -- statements create them again with today's (a changed list would add an overload).
+    FOR f IN SELECT p.oid::regprocedure AS signature FROM pg_proc p
+             JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE n.nspname = current_schema() AND left(p.proname, 8) = 'signoff_'
+    LOOP
+        EXECUTE 'DROP FUNCTION ' || f.signature;
+    END LOOP;
 END
 $$"""
 

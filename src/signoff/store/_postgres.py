@@ -62,22 +62,22 @@ class PostgresStore(Store):
     @contextmanager
     def transaction(self) -> Iterator[SqlTransaction]:
         with self._db.transaction(IsolationLevel.READ_COMMITTED, read_only=False) as conn:
-            yield SqlTransaction(conn, POSTGRESQL)
+            yield SqlTransaction(conn, POSTGRESQL, self.event_seal)
 
     @contextmanager
     def read(self) -> Iterator[SqlTransaction]:
         with self._db.transaction(IsolationLevel.REPEATABLE_READ, read_only=True) as conn:
-            yield SqlTransaction(conn, POSTGRESQL)
+            yield SqlTransaction(conn, POSTGRESQL, self.event_seal)
 
     @contextmanager
     def step(self) -> Iterator[SqlTransaction]:
         with self._db.statements() as conn:
-            yield SqlTransaction(conn, POSTGRESQL)
+            yield SqlTransaction(conn, POSTGRESQL, self.event_seal)
 
     @contextmanager
     def peek(self) -> Iterator[SqlTransaction]:
         with self._db.statements() as conn:
-            yield SqlTransaction(conn, POSTGRESQL)
+            yield SqlTransaction(conn, POSTGRESQL, self.event_seal)
 
     def schema_version(self) -> int:
         with self.read() as tx:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +23,11 @@ class AuditEntry:
     proposal_id: str | None = None
     execution_id: str | None = None
     actor: str | None = None
+    mac: str | None = None
+    """The gate's authenticator (proof/_event_mac.py), set as the event is appended."""
 
-    def params(self) -> tuple[str, int, str, str | None, str | None, str | None, str]:
-        """In the order the server-side functions take them (migration 6)."""
+    def params(self) -> tuple[str, int, str, str | None, str | None, str | None, str, str | None]:
+        """In the order the server-side functions take them (migrations 6 and 7)."""
         return (
             self.tenant,
             self.at,
@@ -32,7 +36,12 @@ class AuditEntry:
             self.execution_id,
             self.actor,
             self.data,
+            self.mac,
         )
+
+
+EventSeal = Callable[[AuditEntry], str]
+"""Computes an event's authenticator with a key the database does not hold."""
 
 
 def audit_entry(
@@ -75,12 +84,22 @@ class AuditQueries(SqlBase):
             )
         )
 
+    def sealed(self, entry: AuditEntry) -> AuditEntry:
+        """``entry`` with its authenticator, when this store's writer holds the MAC key."""
+        if self._seal is None or entry.mac is not None:
+            return entry
+        return dataclasses.replace(entry, mac=self._seal(entry))
+
+    def event_params(self, entry: AuditEntry) -> tuple[Any, ...]:
+        return self.sealed(entry).params()
+
     def append(self, entry: AuditEntry) -> None:
+        entry = self.sealed(entry)
         if self._dialect.step_functions:
             # The server locks the head, hashes (JCS, as audit._chain) and appends.
             row = self.run(
                 "SELECT new_seq, new_hash FROM signoff_append_audit("
-                "?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text)",
+                "?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text)",
                 entry.params(),
             ).fetchone()
             self._heads[entry.tenant] = (row[0], row[1])
@@ -110,12 +129,13 @@ class AuditQueries(SqlBase):
             actor=e.actor,
             data=e.data,
             prev_hash=prev,
+            mac=e.mac,
         )
         row = (tenant, seq, e.at, e.kind, e.proposal_id, e.execution_id, e.actor, e.data, prev)
         self.run(
             "INSERT INTO audit_events (tenant, seq, at, kind, proposal_id, execution_id, actor, "
-            "data, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (*row, digest),
+            "data, prev_hash, hash, mac) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (*row, digest, e.mac),
         )
         self.run("UPDATE audit_heads SET seq = ?, hash = ? WHERE tenant = ?", (seq, digest, tenant))
         self._heads[tenant] = (seq, digest)
@@ -128,22 +148,50 @@ class AuditQueries(SqlBase):
         return None if row is None else (row[0], row[1])
 
     def audit_events(
-        self, *, tenant: str | None = None, proposal_id: str | None = None
+        self,
+        *,
+        tenant: str | None = None,
+        proposal_id: str | None = None,
+        after: int | None = None,
+        upto: int | None = None,
+        limit: int | None = None,
     ) -> list[AuditEvent]:
-        clauses, params = [], []
-        if tenant is not None:
-            clauses.append("tenant = ?")
-            params.append(tenant)
-        if proposal_id is not None:
-            clauses.append("proposal_id = ?")
-            params.append(proposal_id)
+        """Events by (tenant, seq); ``after``/``upto``/``limit`` page through one tenant's chain."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for clause, value in (
+            ("tenant = ?", tenant),
+            ("proposal_id = ?", proposal_id),
+            ("seq > ?", after),
+            ("seq <= ?", upto),
+        ):
+            if value is not None:
+                clauses.append(clause)
+                params.append(value)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        page = ""
+        if limit is not None:
+            page = " LIMIT ?"
+            params.append(limit)
         rows = self.run(
             "SELECT tenant, seq, at, kind, proposal_id, execution_id, actor, data, prev_hash, "
-            f"hash FROM audit_events {where} ORDER BY tenant, seq",
+            f"hash, mac FROM audit_events {where} ORDER BY tenant, seq{page}",
             params,
         ).fetchall()
         return [AuditEvent(*row) for row in rows]
+
+    def macs_before(self, tenant: str, macs: list[str], before: int) -> set[str]:
+        """Which of ``macs`` events before ``before`` already carry (a replay)."""
+        found: set[str] = set()
+        for start in range(0, len(macs), 500):
+            chunk = macs[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self.run(
+                f"SELECT mac FROM audit_events WHERE tenant = ? AND seq < ? AND mac IN ({marks})",
+                (tenant, before, *chunk),
+            ).fetchall()
+            found.update(str(row[0]) for row in rows)
+        return found
 
     def audit_heads(self) -> dict[str, tuple[int, str]]:
         rows = self.run("SELECT tenant, seq, hash FROM audit_heads").fetchall()

@@ -7,12 +7,16 @@ from dataclasses import dataclass
 
 from signoff.store._sqlbase import SqlBase
 
-_COLUMNS = "tenant, size, root, frontier, note, created_at"
+_COLUMNS = "tenant, size, root, frontier, note, created_at, cosignatures"
 
 
 @dataclass(frozen=True, slots=True)
 class CheckpointRecord:
-    """A C2SP checkpoint note for ``size`` events and the tree frontier to go on from."""
+    """A C2SP checkpoint note for ``size`` events and the tree frontier to go on from.
+
+    ``note`` is what the log signed; ``cosignatures`` the witnesses' cosignature
+    lines gathered for it since (c2sp.org/tlog-cosignature), one per line.
+    """
 
     tenant: str
     size: int
@@ -20,15 +24,21 @@ class CheckpointRecord:
     frontier: tuple[str, ...]
     note: str
     created_at: int
+    cosignatures: tuple[str, ...] = ()
+
+    @property
+    def cosigned_note(self) -> str:
+        """The note with every cosignature line appended: what bundles and receipts carry."""
+        return self.note + "".join(f"{line}\n" for line in self.cosignatures)
 
 
 def _record(row: tuple[object, ...] | None) -> CheckpointRecord | None:
     if row is None:
         return None
-    tenant, size, root, frontier, note, created_at = row
+    tenant, size, root, frontier, note, created_at, cosignatures = row
     return CheckpointRecord(
         str(tenant), int(str(size)), str(root), tuple(json.loads(str(frontier))), str(note),
-        int(str(created_at)),
+        int(str(created_at)), tuple(line for line in str(cosignatures or "").split("\n") if line),
     )  # fmt: skip
 
 
@@ -36,7 +46,7 @@ class CheckpointQueries(SqlBase):
     def insert_checkpoint(self, record: CheckpointRecord) -> None:
         # Two workers checkpointing one size sign the same root: the first row stands.
         self.run(
-            f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?,?,?,?,?,?) "
+            f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?,?,?,?,?,?,?) "
             "ON CONFLICT (tenant, size) DO NOTHING",
             (
                 record.tenant,
@@ -45,8 +55,28 @@ class CheckpointQueries(SqlBase):
                 json.dumps(list(record.frontier)),
                 record.note,
                 record.created_at,
+                "\n".join(record.cosignatures),
             ),
         )
+
+    def add_cosignatures(self, tenant: str, size: int, lines: tuple[str, ...]) -> None:
+        """Keep the witnesses' cosignature lines with the checkpoint of ``size``."""
+        self.run(
+            "UPDATE checkpoints SET cosignatures = ? WHERE tenant = ? AND size = ?",
+            ("\n".join(lines), tenant, size),
+        )
+
+    def checkpoint_at(self, tenant: str, size: int) -> CheckpointRecord | None:
+        return _record(
+            self.run(
+                f"SELECT {_COLUMNS} FROM checkpoints WHERE tenant = ? AND size = ?",
+                (tenant, size),
+            ).fetchone()
+        )
+
+    def checkpointed_tenants(self) -> list[str]:
+        rows = self.run("SELECT DISTINCT tenant FROM checkpoints ORDER BY tenant").fetchall()
+        return [str(row[0]) for row in rows]
 
     def latest_checkpoint(self, tenant: str) -> CheckpointRecord | None:
         return _record(

@@ -42,7 +42,7 @@ class DeliveryQueries(SqlBase):
     def audit_events_after(self, tenant: str, seq: int, limit: int) -> list[AuditEvent]:
         rows = self.run(
             "SELECT tenant, seq, at, kind, proposal_id, execution_id, actor, data, prev_hash, "
-            "hash FROM audit_events WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?",
+            "hash, mac FROM audit_events WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?",
             (tenant, seq, limit),
         ).fetchall()
         return [AuditEvent(*row) for row in rows]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -10,18 +11,24 @@ from signoff._model import (
     Execution,
     ExecutionStatus,
 )
-from signoff.store._sqlbase import Cursor, SqlBase
+from signoff.catalog._types import ItemOutcome
+from signoff.store._sqlbase import Cursor, SqlBase, _dump
 
 _EXECUTION_COLUMNS = (
     "execution_id, proposal_id, tenant, token_id, request_key, status, attempts, "
-    "provider_reference, error_code, error_message, created_at, updated_at, lease_until"
+    "provider_reference, error_code, error_message, created_at, updated_at, lease_until, items"
 )
+
+
+def items_text(items: Sequence[ItemOutcome]) -> str | None:
+    """A batch's item outcomes as stored (JSON); None for a write of one item."""
+    return _dump([item.to_dict() for item in items]) if items else None
 
 
 class ExecutionQueries(SqlBase):
     def insert_execution(self, e: Execution) -> None:
         self.run(
-            f"INSERT INTO executions ({_EXECUTION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO executions ({_EXECUTION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 e.execution_id,
                 e.proposal_id,
@@ -36,6 +43,7 @@ class ExecutionQueries(SqlBase):
                 to_micros(e.created_at),
                 to_micros(e.updated_at),
                 None if e.lease_until is None else to_micros(e.lease_until),
+                items_text(e.items),
             ),
         )
 
@@ -91,8 +99,12 @@ class ExecutionQueries(SqlBase):
         provider_reference: str | None = None,
         error_code: str | None = None,
         error_message: str | None = None,
+        items: Sequence[ItemOutcome] = (),
     ) -> Execution | None:
-        """As :meth:`transition_execution`, answering the updated row (None if we lost)."""
+        """As :meth:`transition_execution`, answering the updated row (None if we lost).
+
+        ``items`` (a batch's item outcomes) replace the stored ones; none keeps them.
+        """
         rows = self._move_execution(
             execution_id,
             from_statuses=from_statuses,
@@ -101,6 +113,7 @@ class ExecutionQueries(SqlBase):
             provider_reference=provider_reference,
             error_code=error_code,
             error_message=error_message,
+            items=items,
             returning=True,
         ).fetchall()
         return _execution(rows[0]) if rows else None
@@ -116,6 +129,7 @@ class ExecutionQueries(SqlBase):
         provider_reference: str | None = None,
         error_code: str | None = None,
         error_message: str | None = None,
+        items: Sequence[ItemOutcome] = (),
         new_attempt: bool = False,
         returning: bool = False,
     ) -> Cursor:
@@ -124,7 +138,8 @@ class ExecutionQueries(SqlBase):
         return self.run(
             "UPDATE executions SET status = ?, updated_at = ?, lease_until = ?, "
             "provider_reference = COALESCE(?, provider_reference), error_code = ?, "
-            "error_message = ?, attempts = attempts + ?, completed_at = ? "
+            "error_message = ?, attempts = attempts + ?, completed_at = ?, "
+            "items = COALESCE(?, items) "
             f"WHERE execution_id = ? AND status IN ({','.join('?' * len(sources))})"
             + (f" RETURNING {_EXECUTION_COLUMNS}" if returning else ""),
             (
@@ -136,6 +151,7 @@ class ExecutionQueries(SqlBase):
                 error_message,
                 1 if new_attempt else 0,
                 completed,
+                items_text(items),
                 execution_id,
                 *sources,
             ),
@@ -189,4 +205,7 @@ def _execution(row: Sequence[Any]) -> Execution:
         created_at=from_micros(row[10]),
         updated_at=from_micros(row[11]),
         lease_until=None if row[12] is None else from_micros(row[12]),
+        items=()
+        if row[13] is None
+        else tuple(ItemOutcome.from_dict(i) for i in json.loads(row[13])),
     )

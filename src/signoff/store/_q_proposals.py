@@ -80,6 +80,13 @@ class ProposalQueries(SqlBase):
         approvals = tuple(_approval(row[width:]) for row in rows if row[width] is not None)
         return _proposal(rows[0], approvals)
 
+    def proposal_id_for_request_key(self, request_key: str) -> tuple[str, str] | None:
+        """(tenant, proposal id) of the proposal whose provider request key this is."""
+        row = self.run(
+            "SELECT tenant, proposal_id FROM proposals WHERE request_key = ?", (request_key,)
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
     def proposals(
         self,
         tenant: str,

@@ -13,15 +13,21 @@ computed here); PostgreSQL as one call of a server-side function
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from signoff._clock import to_micros
 from signoff._model import Approval, Execution, ExecutionStatus, Proposal, ProposalStatus
+from signoff.catalog._types import ItemOutcome
 from signoff.store._pg_functions import PREMISE_FAILED
 from signoff.store._q_audit import AuditEntry, AuditQueries
-from signoff.store._q_executions import _EXECUTION_COLUMNS, ExecutionQueries, _execution
+from signoff.store._q_executions import (
+    _EXECUTION_COLUMNS,
+    ExecutionQueries,
+    _execution,
+    items_text,
+)
 from signoff.store._q_idempotency import IdempotencyQueries
 from signoff.store._q_passkeys import PasskeyQueries
 from signoff.store._q_proposals import ProposalQueries, proposal_row
@@ -80,6 +86,8 @@ class OutcomeWrite:
     proposal_from: tuple[ProposalStatus, ...]
     proposal_to: ProposalStatus
     event: AuditEntry
+    items: tuple[ItemOutcome, ...] = ()
+    """A batch's item outcomes; none keeps those an earlier attempt recorded."""
 
 
 def _entry(value: bool | None) -> str:
@@ -97,7 +105,7 @@ def _role_arrays(roles: RoleEntries) -> tuple[list[str], list[str], list[str], l
 
 
 _ROLE_PARAMS = "?::text[], ?::text[], ?::text[], ?::text[]"
-_EVENT_PARAMS = "?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text"
+_EVENT_PARAMS = "?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text"
 
 
 def _marks(*types: str) -> str:
@@ -118,22 +126,25 @@ class StepQueries(
             marks = _marks(*["text"] * 18, "bigint", "bigint", "bigint", "bigint", "text", "int")
             self._step(
                 f"SELECT new_seq, new_hash FROM signoff_record_proposal({marks}, {_EVENT_PARAMS})",
-                (*proposal_row(proposal), *event.params()),
+                (*proposal_row(proposal), *self.event_params(event)),
                 event.tenant,
             )
             return
         self.insert_proposal(proposal)
         self.append(event)
 
-    def record_decision(self, w: DecisionWrite) -> None:
+    def record_decision(self, w: DecisionWrite) -> int:
+        """Write the decision; returns the ``seq`` of its event in the tenant's chain."""
+        tenant = w.event.tenant
         if self._dialect.step_functions:
-            self._step(_RECORD_DECISION, _decision_params(w), w.event.tenant)
-            return
+            self._step(_RECORD_DECISION, _decision_params(w, self.event_params), tenant)
+            # The function appends the decision's event, then the token's when one is issued.
+            return self._heads[tenant][0] - (0 if w.token is None else 1)
         self._check_roles(w.roles)
-        tenant, scope, key, print_ = w.idempotency
+        key_tenant, scope, key, print_ = w.idempotency
         token_id = None if w.token is None else w.token.record.token_id
         record = ("decide", print_, w.proposal_id, None, token_id)
-        self._claim_key(tenant, scope, key, record, w.now)
+        self._claim_key(key_tenant, scope, key, record, w.now)
         moved = self.run(
             "UPDATE proposals SET status = ?, version = version + 1, updated_at = ? "
             "WHERE proposal_id = ? AND status = 'awaiting_confirmation' AND version = ? "
@@ -148,14 +159,16 @@ class StepQueries(
             raise PremiseFailed("passkey")  # a replayed assertion: the counter moved
         self.insert_decision(w.proposal_id, w.approval)
         self.append(w.event)
+        seq = self._heads[tenant][0]
         if w.token is not None:
             self.insert_token(w.token.record, w.token.token_hash)
             self.append(w.token.event)
+        return seq
 
     def consume_and_start(self, w: ConsumeWrite) -> None:
         e = w.execution
         if self._dialect.step_functions:
-            self._step(_CONSUME_AND_START, _consume_params(w), e.tenant)
+            self._step(_CONSUME_AND_START, _consume_params(w, self.event_params), e.tenant)
             return
         self._check_roles(w.roles)
         if w.idempotency is not None:
@@ -184,7 +197,7 @@ class StepQueries(
     def record_outcome(self, w: OutcomeWrite) -> Execution | None:
         """The execution as recorded; None if it had left ``from_statuses`` (lost the race)."""
         if self._dialect.step_functions:
-            row = self.run(_RECORD_OUTCOME, _outcome_params(w)).fetchone()
+            row = self.run(_RECORD_OUTCOME, _outcome_params(w, self.event_params)).fetchone()
             if row[0] is None:
                 return None
             self._heads[w.event.tenant] = (row[-2], row[-1])
@@ -197,6 +210,7 @@ class StepQueries(
             provider_reference=w.reference,
             error_code=w.code,
             error_message=w.message,
+            items=w.items,
         )
         if moved is None:
             return None
@@ -258,13 +272,14 @@ _RECORD_OUTCOME = (
     "SELECT "
     + ", ".join(f"(f.o).{c.strip()}" for c in _EXECUTION_COLUMNS.split(","))
     + ", f.new_seq, f.new_hash FROM signoff_record_outcome("
-    f"{_marks('text', 'text[]', 'text', 'bigint', 'text', 'text', 'text', 'bigint')}, "
+    f"{_marks('text', 'text[]', 'text', 'bigint', 'text', 'text', 'text', 'bigint', 'text')}, "
     f"{_marks('text[]', 'text')}, {_EVENT_PARAMS}) f"
 )
-_NO_EVENT = (None,) * 7
+_NO_EVENT = (None,) * 8
+EventParams = Callable[[AuditEntry], tuple[Any, ...]]
 
 
-def _decision_params(w: DecisionWrite) -> tuple[Any, ...]:
+def _decision_params(w: DecisionWrite, event_params: EventParams) -> tuple[Any, ...]:
     a = w.approval
     tenant, scope, key, print_ = w.idempotency
     token: tuple[Any, ...] = (None,) * 12 + _NO_EVENT
@@ -283,7 +298,7 @@ def _decision_params(w: DecisionWrite) -> tuple[Any, ...]:
             r.policy_version,
             r.request_key,
             r.expires_at,
-            *w.token.event.params(),
+            *event_params(w.token.event),
         )
     return (
         w.proposal_id,
@@ -300,13 +315,13 @@ def _decision_params(w: DecisionWrite) -> tuple[Any, ...]:
         a.step,
         a.reason_code,
         a.reason,
-        *w.event.params(),
+        *event_params(w.event),
         *token,
         *(w.sign_count or (None, None, None)),
     )
 
 
-def _consume_params(w: ConsumeWrite) -> tuple[Any, ...]:
+def _consume_params(w: ConsumeWrite, event_params: EventParams) -> tuple[Any, ...]:
     e = w.execution
     assert e.lease_until is not None
     return (
@@ -319,12 +334,12 @@ def _consume_params(w: ConsumeWrite) -> tuple[Any, ...]:
         e.tenant,
         e.request_key,
         to_micros(e.lease_until),
-        *w.consumed.params(),
-        *w.started.params(),
+        *event_params(w.consumed),
+        *event_params(w.started),
     )
 
 
-def _outcome_params(w: OutcomeWrite) -> tuple[Any, ...]:
+def _outcome_params(w: OutcomeWrite, event_params: EventParams) -> tuple[Any, ...]:
     return (
         w.execution_id,
         [s.value for s in w.from_statuses],
@@ -334,7 +349,8 @@ def _outcome_params(w: OutcomeWrite) -> tuple[Any, ...]:
         w.code,
         w.message,
         w.now if w.to.is_terminal else None,
+        items_text(w.items),
         [s.value for s in w.proposal_from],
         w.proposal_to.value,
-        *w.event.params(),
+        *event_params(w.event),
     )

@@ -15,12 +15,20 @@ from signoff.store._q_delegations import Delegation, DelegationQueries
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
+from signoff.store._q_mandates import (
+    MandateQueries,
+    MandateRecord,
+    MandateWrite,
+    MandateWriteRecord,
+    PolicyVersionRecord,
+)
 from signoff.store._q_passkeys import PasskeyQueries, PasskeyRecord
 from signoff.store._q_proposals import Circle, ProposalQueries
 from signoff.store._q_push import PushQueries, PushSubscription
 from signoff.store._q_reads import StepReads
 from signoff.store._q_refusals import RefusalQueries
 from signoff.store._q_roles import RoleGrant, RoleQueries
+from signoff.store._q_sessions import SessionQueries
 from signoff.store._q_steps import (
     ConsumeWrite,
     DecisionWrite,
@@ -35,6 +43,7 @@ from signoff.store._sqlbase import Connection, Cursor, Dialect, PremiseFailed
 class SqlTransaction(
     StepQueries,
     StepReads,
+    MandateQueries,
     ProposalQueries,
     TokenQueries,
     ExecutionQueries,
@@ -48,6 +57,7 @@ class SqlTransaction(
     ChannelQueries,
     PushQueries,
     DelegationQueries,
+    SessionQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
@@ -68,8 +78,12 @@ __all__ = [
     "IdempotencyRecord",
     "IssuedToken",
     "LinkCode",
+    "MandateRecord",
+    "MandateWrite",
+    "MandateWriteRecord",
     "OutcomeWrite",
     "PasskeyRecord",
+    "PolicyVersionRecord",
     "PremiseFailed",
     "PushSubscription",
     "RoleGrant",

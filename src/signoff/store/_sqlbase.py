@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -57,9 +57,13 @@ RoleKey = tuple[str, str, str]
 class SqlBase:
     """One open transaction: a connection, its dialect and the statement runner."""
 
-    def __init__(self, conn: Connection, dialect: Dialect) -> None:
+    def __init__(
+        self, conn: Connection, dialect: Dialect, seal: Callable[[Any], str] | None = None
+    ) -> None:
         self._conn = conn
         self._dialect = dialect
+        self._seal = seal
+        """Authenticates each appended audit event (the gate's MAC key), or None."""
         self._heads: dict[str, tuple[int, str]] = {}
         """Chain heads this transaction appended to: a second append needs no head read."""
         self._roles_read: dict[RoleKey, bool | None] = {}

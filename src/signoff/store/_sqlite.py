@@ -30,17 +30,17 @@ class SQLiteStore(Store):
     @contextmanager
     def transaction(self) -> Iterator[SqlTransaction]:
         with self._file.write() as conn:
-            yield SqlTransaction(conn, SQLITE)
+            yield SqlTransaction(conn, SQLITE, self.event_seal)
 
     @contextmanager
     def read(self) -> Iterator[SqlTransaction]:
         with self._file.read() as conn:
-            yield SqlTransaction(conn, SQLITE)
+            yield SqlTransaction(conn, SQLITE, self.event_seal)
 
     @contextmanager
     def peek(self) -> Iterator[SqlTransaction]:
         with self._file.statements() as conn:
-            yield SqlTransaction(conn, SQLITE)
+            yield SqlTransaction(conn, SQLITE, self.event_seal)
 
     def schema_version(self) -> int:
         with self.read() as tx:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
@@ -17,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from signoff._model import Decision, DecisionKind, DecisionResult, Principal
-from signoff.exceptions import InvalidRequest, RetypeMismatch, SignoffError
+from signoff.exceptions import InvalidRequest, RetypeMismatch, SignoffError, StepUpRequired
 from signoff.web._forms import Form, posted_form
 from signoff.web._passkeys import signed_decision
 from signoff.web._proposal_pages import detail_context, load
@@ -49,6 +50,16 @@ async def decide(request: Request, proposal_id: str) -> Response:
         decision, key = parse_decision(fields)
         posted = device_of(fields)
         if posted is not None:  # the passkey signed this approval (static/passkey.js)
+            # A double submit carries an assertion already spent: answer the first decision.
+            first = await run_in_threadpool(
+                ui.app_state.gate.repeated_decision,
+                principal,
+                proposal_id,
+                decision,
+                idempotency_key=key,
+            )
+            if first is not None:
+                return _decided(first)
             decision = await run_in_threadpool(
                 signed_decision, ui, request, session, proposal_id, decision, posted
             )
@@ -57,9 +68,28 @@ async def decide(request: Request, proposal_id: str) -> Response:
         )
     except RetypeMismatch as exc:
         return await run_in_threadpool(_retype_refused, ui, session, principal, proposal_id, exc)
+    except StepUpRequired as exc:
+        return _step_up(ui, session, proposal_id, exc)
     except SignoffError as exc:
         return refusal_page(ui, session, exc, proposal_id=proposal_id)
     return _decided(result)
+
+
+def _step_up(ui: Ui, session: WebSession, proposal_id: str, exc: StepUpRequired) -> Response:
+    """Back to the identity provider with the policy's ``max_age``/``acr_values``: the person
+    authenticates again, returns to the proposal and decides (nothing was decided yet)."""
+    via = (session.signed_in_via or "").removeprefix("oidc:")
+    names = list(ui.login_providers)
+    name = via if via in ui.login_providers else (names[0] if names else None)
+    if name is None:
+        return refusal_page(ui, session, exc, proposal_id=proposal_id)
+    query: dict[str, str] = {"next": f"{PREFIX}/proposals/{proposal_id}"}
+    if exc.details.get("max_age") is not None:
+        query["max_age"] = str(exc.details["max_age"])
+    if exc.details.get("acr_values"):
+        query["acr_values"] = " ".join(exc.details["acr_values"])
+    url = f"{PREFIX}/sign-in/oidc/{quote(name, safe='')}?{urlencode(query)}"
+    return RedirectResponse(url, status_code=303)
 
 
 def parse_decision(fields: Form) -> tuple[Decision, str]:

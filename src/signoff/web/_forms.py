@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
@@ -19,7 +20,7 @@ Form = dict[str, str]
 async def posted_form(request: Request) -> tuple[Ui, WebSession, Form] | Response:
     """The session and the form fields, or the refusal page (400 malformed, 403 CSRF)."""
     ui = ui_of(request)
-    session = ui.session(request)
+    session = await run_in_threadpool(ui.session, request)
     anonymous = session or ui_anonymous(ui)
     try:
         raw = await request.form(max_files=0, max_fields=MAX_FIELDS)

@@ -8,11 +8,13 @@ through :func:`signoff.web.install_ui`.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from signoff._model import Principal
+from signoff._model import PAGE_SURFACE, Principal
 from signoff.exceptions import NotAuthenticated
 from signoff.identity import Authenticator
 
@@ -28,7 +30,12 @@ def _demo(subject: str, tenant: str, roles: tuple[str, ...], description: str) -
 
 
 DEMO_USERS: tuple[DemoUser, ...] = (
-    _demo("alice", "acme", ("refund_approver",), "approver: decides acme's refunds"),
+    _demo(
+        "alice",
+        "acme",
+        ("refund_approver", "account_approver"),
+        "approver: decides acme's refunds and account suspensions",
+    ),
     _demo("dave", "acme", ("auditor",), "auditor: reads history, decides nothing"),
     _demo("carol", "acme", (), "acme employee without the approver role"),
     _demo("u_42", "acme", (), "customer: the agent asks on their behalf"),
@@ -51,12 +58,19 @@ class SignIn:
 
 
 def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
-    """Verify the JWT with the API's own authenticator; refuse an agent's token."""
+    """Verify the JWT with the API's own authenticator; refuse an agent's token.
+
+    The session remembers the client the token was issued to: decisions made in it
+    came through that client as well as the page (PROTOCOL rule 14).
+    """
     from signoff.identity._login import preferences_of
 
     verified = authenticator.verify(token.strip())
     signed = sign_in_person(verified.principal, verified.expires_at)
-    return SignIn(signed.principal, signed.valid_until, preferences_of(verified.claims))
+    principal = dataclasses.replace(
+        signed.principal, client=PAGE_SURFACE, signed_in_client=verified.principal.client
+    )
+    return SignIn(principal, signed.valid_until, preferences_of(verified.claims))
 
 
 def sign_in_person(principal: Principal, valid_until: datetime) -> SignIn:
@@ -76,7 +90,10 @@ class LoginProvider(Protocol):
     when it comes back to ``/ui/sign-in/oidc/<name>/callback`` with the same
     ``state``, call :meth:`complete`. ``complete`` exchanges the code,
     verifies the ID token (issuer, audience, expiry, ``nonce``) and maps its
-    claims to a person, or raises :class:`~signoff.exceptions.NotAuthenticated`.
+    claims to a person (with ``auth_time`` and ``acr`` when the token has them),
+    or raises :class:`~signoff.exceptions.NotAuthenticated`. For a step-up the
+    pages pass ``max_age`` and ``acr_values`` to :meth:`authorization_url`, to
+    send to the provider as OIDC asks (they are never passed otherwise).
     """
 
     @property
@@ -90,7 +107,14 @@ class LoginProvider(Protocol):
         ...
 
     def authorization_url(
-        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+        self,
+        *,
+        state: str,
+        nonce: str,
+        code_challenge: str,
+        redirect_uri: str,
+        max_age: int | None = None,
+        acr_values: Sequence[str] = (),
     ) -> str: ...
 
     def complete(

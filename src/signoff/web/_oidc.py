@@ -7,6 +7,8 @@ the protocol (Authlib), this adapter hands the pages a :class:`SignIn`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from signoff.identity import Authenticator, OidcLogin
 from signoff.web._identity import LoginProvider, SignIn
 
@@ -26,10 +28,22 @@ class OidcLoginProvider:
         return self._login.label
 
     def authorization_url(
-        self, *, state: str, nonce: str, code_challenge: str, redirect_uri: str
+        self,
+        *,
+        state: str,
+        nonce: str,
+        code_challenge: str,
+        redirect_uri: str,
+        max_age: int | None = None,
+        acr_values: Sequence[str] = (),
     ) -> str:
         return self._login.authorization_url(
-            state=state, nonce=nonce, code_challenge=code_challenge, redirect_uri=redirect_uri
+            state=state,
+            nonce=nonce,
+            code_challenge=code_challenge,
+            redirect_uri=redirect_uri,
+            max_age=max_age,
+            acr_values=acr_values,
         )
 
     def complete(self, *, code: str, nonce: str, code_verifier: str, redirect_uri: str) -> SignIn:

@@ -1,6 +1,7 @@
 """The signed session cookie of the confirmation pages.
 
-The cookie holds who signed in (sub, tenant, roles), a random session id and
+The cookie holds who signed in (sub, tenant, roles, the issuer that vouched for
+them and the client of the token they signed in with), a random session id and
 an expiry, signed with HMAC-SHA256 under a key derived from the server's
 token key (stable across workers and restarts). It is HttpOnly,
 SameSite=Strict and, outside development, Secure with the ``__Host-`` prefix.
@@ -21,7 +22,7 @@ import hmac
 import json
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from signoff._model import PAGE_SURFACE, Principal
@@ -43,13 +44,16 @@ def derive_key(master: bytes, label: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class PendingLogin:
-    """What an OIDC round trip must bring back: state, nonce and the PKCE verifier."""
+    """What an OIDC round trip must bring back: state, nonce and the PKCE verifier; and a
+    step-up's ``max_age`` (seconds, as text) and ``acr_values`` when the page asked for one."""
 
     provider: str
     state: str
     nonce: str
     code_verifier: str
     next_path: str
+    max_age: str = ""
+    acr_values: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +130,15 @@ class SessionCodec:
 
 
 def _login_fields(login: PendingLogin) -> tuple[str, ...]:
-    return (login.provider, login.state, login.nonce, login.code_verifier, login.next_path)
+    return (
+        login.provider,
+        login.state,
+        login.nonce,
+        login.code_verifier,
+        login.next_path,
+        login.max_age,
+        login.acr_values,
+    )
 
 
 def _to_dict(session: WebSession) -> dict[str, Any]:
@@ -136,6 +148,13 @@ def _to_dict(session: WebSession) -> dict[str, Any]:
         body["tenant"] = session.principal.tenant
         body["roles"] = sorted(session.principal.roles)
         body["via"] = session.signed_in_via
+        # When and how the identity provider authenticated the person (step-up policies).
+        if session.principal.auth_time is not None:
+            body["auth_time"] = int(session.principal.auth_time.timestamp())
+        if session.principal.acr is not None:
+            body["acr"] = session.principal.acr
+        body["iss"] = session.principal.issuer
+        body["cli"] = session.principal.signed_in_client
     return body
 
 
@@ -147,6 +166,12 @@ def _from_dict(body: dict[str, Any]) -> WebSession:
             tenant=str(body["tenant"]),
             roles=frozenset(str(r) for r in body["roles"]),
             client=PAGE_SURFACE,
+            auth_time=None
+            if body.get("auth_time") is None
+            else datetime.fromtimestamp(int(body["auth_time"]), UTC),
+            acr=None if body.get("acr") is None else str(body["acr"]),
+            issuer=_optional(body.get("iss")),
+            signed_in_client=_optional(body.get("cli")),
         )
     return WebSession(
         sid=str(body["sid"]),
@@ -154,6 +179,10 @@ def _from_dict(body: dict[str, Any]) -> WebSession:
         principal=principal,
         signed_in_via=body.get("via"),
     )
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def b64url(raw: bytes) -> str:

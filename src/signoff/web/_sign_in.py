@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any
 
@@ -13,7 +15,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from signoff.catalog._types import MAX_STEP_UP_AGE
 from signoff.exceptions import NotAuthenticated
+from signoff.http._settings import SettingsError
 from signoff.web._forms import posted_form
 from signoff.web._identity import DEMO_USERS, SignIn, demo_user, sign_in_person, sign_in_with_jwt
 from signoff.web._locale import remember_preferences
@@ -67,7 +71,9 @@ async def sign_in_as_demo_user(request: Request) -> Response:
             {"title": "Not found", "message": "There is no such demo user on this server."},
             status=404,
         )
-    signed = SignIn(user.principal, ui.now() + SESSION_TTL)
+    # Demo users are the people the demo's own issuer names in `signoff dev-token`.
+    person = dataclasses.replace(user.principal, issuer=_demo_issuer(ui))
+    signed = SignIn(person, ui.now() + SESSION_TTL)
     return _start_session(ui, session, signed, via="demo", next_path=fields.get("next"))
 
 
@@ -76,18 +82,30 @@ async def sign_out(request: Request) -> Response:
     form = await posted_form(request)
     if isinstance(form, Response):
         return form
-    ui, _, _ = form
+    ui, session, _ = form
+    if session.principal is not None:
+        await run_in_threadpool(ui.end_session, session)
     response = RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
     ui.clear_cookie(response)
     return response
 
 
 @router.get("/sign-in/oidc/{name}")
-def oidc_start(request: Request, name: str, next: str | None = None) -> Response:
+def oidc_start(
+    request: Request,
+    name: str,
+    next: str | None = None,
+    max_age: str | None = None,
+    acr_values: str | None = None,
+) -> Response:
+    """Send the browser to the provider; ``max_age``/``acr_values`` ask it for a step-up."""
     ui = ui_of(request)
     provider = ui.login_providers.get(name)
     if provider is None:
         return _no_provider(ui)
+    step_up = _step_up(max_age, acr_values)
+    if step_up is None:
+        return _sign_in_form(ui, _session_or_new(ui, request), safe_next(next), error=_BAD_STEP_UP)
     verifier = secrets.token_urlsafe(48)
     login = PendingLogin(
         provider=name,
@@ -95,13 +113,21 @@ def oidc_start(request: Request, name: str, next: str | None = None) -> Response
         nonce=secrets.token_urlsafe(24),
         code_verifier=verifier,
         next_path=safe_next(next),
+        max_age="" if step_up[0] is None else str(step_up[0]),
+        acr_values=" ".join(step_up[1]),
     )
+    asked: dict[str, Any] = {}
+    if step_up[0] is not None:
+        asked["max_age"] = step_up[0]
+    if step_up[1]:
+        asked["acr_values"] = step_up[1]
     try:
         url = provider.authorization_url(
             state=login.state,
             nonce=login.nonce,
             code_challenge=_s256(verifier),
             redirect_uri=_callback_uri(request, name),
+            **asked,
         )
     except NotAuthenticated as exc:
         return _sign_in_form(ui, _session_or_new(ui, request), login.next_path, error=exc.message)
@@ -136,11 +162,24 @@ def oidc_callback(
             redirect_uri=_callback_uri(request, name),
         )
         signed = sign_in_person(signed.principal, signed.valid_until)
+        if login.max_age and signed.principal.auth_time is None:
+            # OIDC Core 3.1.2.1: with max_age, the ID token must say when (auth_time).
+            raise NotAuthenticated(
+                "the identity provider did not say when it authenticated you (auth_time)",
+                reason="login",
+            )
     except NotAuthenticated as exc:
         return _login_failed(ui, session, login.next_path, exc.message)
     response = _start_session(ui, session, signed, via=f"oidc:{name}", next_path=login.next_path)
     ui.set_login_cookie(response, None)
     return response
+
+
+def _demo_issuer(ui: Ui) -> str | None:
+    try:
+        return ui.app_state.settings.effective_issuer()
+    except SettingsError:
+        return None
 
 
 def _session_or_new(ui: Ui, request: Request) -> WebSession:
@@ -191,6 +230,23 @@ def _no_provider(ui: Ui) -> Response:
         {"title": "Not found", "message": "There is no such sign-in method on this server."},
         status=404,
     )
+
+
+_BAD_STEP_UP = "The sign-in link asks for an impossible max_age or acr_values. Try again."
+_ACR_VALUE = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def _step_up(max_age: str | None, acr_values: str | None) -> tuple[int | None, list[str]] | None:
+    """A step-up's parameters as the provider gets them; None when they are malformed."""
+    age: int | None = None
+    if max_age:
+        if not max_age.isdigit() or int(max_age) > MAX_STEP_UP_AGE:
+            return None
+        age = int(max_age)
+    values = (acr_values or "").split()
+    if len(values) > 16 or not all(_ACR_VALUE.fullmatch(v) for v in values):
+        return None
+    return age, values
 
 
 def _s256(verifier: str) -> str:

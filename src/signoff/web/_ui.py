@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
@@ -13,6 +14,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from signoff._clock import to_micros
 from signoff._model import Principal
 from signoff.http._settings import SettingsError
 from signoff.http._state import AppState
@@ -58,7 +60,24 @@ class Ui:
         return self.app_state.gate.clock.now()
 
     def session(self, request: Request) -> WebSession | None:
-        return self.sessions.decode(request.cookies.get(self.sessions.cookie_name), self.now())
+        """The browser's session, unless it was forged, expired or ended by signing out.
+
+        Signing out records the session as ended in the store (``ended_sessions``), so a
+        copy of the cookie is dead too; checked on every request of a signed-in session.
+        """
+        session = self.sessions.decode(request.cookies.get(self.sessions.cookie_name), self.now())
+        if session is None or session.principal is None:
+            return session
+        with self.app_state.gate.store.read() as tx:
+            ended = tx.session_ended(session_hash(session.sid))
+        return None if ended else session
+
+    def end_session(self, session: WebSession) -> None:
+        """Sign-out: this session id is refused from now until its cookie would expire."""
+        with self.app_state.gate.store.transaction() as tx:
+            tx.end_session(
+                session_hash(session.sid), to_micros(session.expires_at), to_micros(self.now())
+            )
 
     def render(
         self,
@@ -175,6 +194,11 @@ def safe_next(path: object) -> str:
 def new_idempotency_key() -> str:
     """Generated when a decision form is rendered: a double submit repeats it."""
     return "ui_" + secrets.token_hex(16)
+
+
+def session_hash(sid: str) -> str:
+    """What the store keeps of a session id: a hash, so its rows hold no live credential."""
+    return hashlib.sha256(b"signoff/session\0" + sid.encode()).hexdigest()
 
 
 def _master_key(app_state: AppState) -> bytes:

@@ -58,6 +58,8 @@ const provider = new Provider(issuer, {
   jwks,
   cookies: { keys: ['signoff-test-idp-cookie-key'] },
   claims: { openid: ['sub'], signoff: ['tenant', 'roles'] },
+  // Step-up: a password sign-in, or one with a second factor (the login form's `acr`).
+  acrValues: ['urn:signoff:pwd', 'urn:signoff:mfa'],
   conformIdTokenClaims: false, // tenant and roles in the ID token too, as Keycloak or Entra put them
   findAccount: async (_ctx, sub) =>
     ACCOUNTS[sub] && { accountId: sub, claims: async () => ({ sub, ...ACCOUNTS[sub] }) },
@@ -90,6 +92,8 @@ const provider = new Provider(issuer, {
 provider.proxy = false;
 
 // The login "page": GET shows a form, POST signs in the named account and grants what was asked.
+// The form may name the authentication class (`acr`, default urn:signoff:pwd) and, to stand
+// for an earlier sign-in the provider remembers, when it happened (`ts`, Unix seconds).
 provider.use(async (ctx, next) => {
   const match = /^\/interaction\/([^/]+)$/.exec(ctx.path);
   if (!match) return next();
@@ -113,8 +117,10 @@ provider.use(async (ctx, next) => {
     grant.addResourceScope(indicator, scope.join(' '));
   }
   const grantId = await grant.save();
+  const acr = body.get('acr') ?? 'urn:signoff:pwd';
+  const ts = body.has('ts') ? Number(body.get('ts')) : undefined;
   return provider.interactionFinished(ctx.req, ctx.res, {
-    login: { accountId },
+    login: { accountId, acr, ...(ts === undefined ? {} : { ts }) },
     consent: { grantId },
   }, { mergeWithLastSubmission: false });
 });

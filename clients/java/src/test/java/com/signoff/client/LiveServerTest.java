@@ -29,6 +29,11 @@ public final class LiveServerTest {
         DecisionResult result = alice.approve(shown);
 
         Check.equal(false, result.isDuplicate());
+        Check.equal("confirmed", result.getStatus());
+        Check.equal(2L, result.getVersion());
+        Check.equal(DecisionResult.NOT_STARTED, result.getToolStatus());
+        Check.equal(shown.getActionId(), result.getActionId());
+        Check.isTrue(result.getAuditId().startsWith("acme:"), "the decision's audit event");
         Check.equal("confirmed", result.getProposal().getStatus());
         Check.equal(SignoffClient.confirmationIdempotencyKey(shown.getProposalId(), 1),
                 result.getIdempotencyKey());
@@ -41,6 +46,15 @@ public final class LiveServerTest {
         Check.equal(19900L, ledger.get(0).integer("amount_minor"));
         Check.equal(execution.string("request_key"), ledger.get(0).string("request_key"));
         Check.equal(19900L, agent.refundedMinor("ord_1001"));
+
+        DecisionResult replayed = alice.approve(shown);
+        Check.equal(true, replayed.isDuplicate());
+        Check.equal(result.getAuditId(), replayed.getAuditId());
+        Check.equal(result.getActionId(), replayed.getActionId());
+        Check.equal("confirmed", replayed.getStatus());
+        Check.equal(2L, replayed.getVersion());
+        Check.equal("succeeded", replayed.getToolStatus());
+        Check.equal(1, agent.ledgerOf("ord_1001").size());
     }
 
     public void testRejectRecordsTheReasonCodeAndNeverRefunds() {
@@ -50,6 +64,8 @@ public final class LiveServerTest {
         DecisionResult result = alice.reject(shown, ReasonCode.WRONG_AMOUNT,
                 "the customer asked for ¥99.00");
 
+        Check.equal("declined", result.getStatus());
+        Check.equal(DecisionResult.NOT_STARTED, result.getToolStatus());
         Check.equal("declined", result.getProposal().getStatus());
         ApprovalView decision = result.getProposal().getApprovals().get(0);
         Check.equal("reject", decision.getDecision());
@@ -78,6 +94,8 @@ public final class LiveServerTest {
             DecisionResult result = viaProxy.approve(shown);
 
             Check.equal(true, result.isDuplicate());
+            Check.equal("confirmed", result.getStatus());
+            Check.equal(2L, result.getVersion());
             List<FaultProxy.Seen> seen = proxy.requests();
             Check.equal(2, seen.size());
             for (FaultProxy.Seen request : seen) {

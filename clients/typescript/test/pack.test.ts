@@ -1,0 +1,39 @@
+// `npm pack` makes a tarball that installs into an empty project with no download (the
+// package has no runtime dependency) and whose entry points load and work.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+test("npm pack's tarball installs offline, and its entry points load", () => {
+  const work = mkdtempSync(join(tmpdir(), "signoff-pack-"));
+  try {
+    execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+    const [tarball] = readdirSync(work).filter((name) => name.endsWith(".tgz"));
+    assert.ok(tarball, "npm pack wrote a tarball");
+    const project = join(work, "project");
+    execFileSync("mkdir", [project]);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(work, tarball)], { cwd: project });
+    const script = [
+      'import { confirmationIdempotencyKey, SignoffClient, VersionConflict } from "@signoff/client";',
+      'import { startDemoServer } from "@signoff/client/testing";',
+      'const key = await confirmationIdempotencyKey("prop_7QF2M9XK4T1A", 1);',
+      "console.log(key, typeof SignoffClient, typeof VersionConflict, typeof startDemoServer);",
+    ].join("\n");
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: project, encoding: "utf8" });
+    assert.equal(out.trim(), "confirm:v1:4d89ec74870d73eead7046638fce761ed84c41c63bb981f273fe11e4cd97b6d4 function function function");
+    const files = execFileSync("tar", ["-tzf", join(work, tarball)], { encoding: "utf8" }).split("\n");
+    for (const expected of ["package/dist/index.js", "package/dist/index.d.ts", "package/dist/ai-sdk.d.ts", "package/dist/agents.js", "package/README.md"]) {
+      assert.ok(files.includes(expected), expected);
+    }
+    assert.ok(!files.some((file) => file.startsWith("package/test/") || file.startsWith("package/build/")), "no tests in the tarball");
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
