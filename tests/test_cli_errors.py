@@ -215,7 +215,8 @@ def test_a_catalog_module_in_the_current_directory_is_found(place: Path) -> None
     result = CliRunner().invoke(cli, ["tools", "--catalog", "errtools:good"])
     assert result.exit_code == 0, result.output
     names = [tool["function"]["name"] for tool in json.loads(result.stdout)]
-    assert names == ["get_proposal_status"]  # the empty catalog: only the status tool
+    # the empty catalog: only the read tools
+    assert names == ["get_proposal_status", "get_mandate_status"]
 
 
 def test_postgresql_without_the_extra_names_the_extra(place: Path) -> None:

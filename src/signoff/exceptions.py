@@ -8,6 +8,7 @@
     │   ├── MissingExtra              an optional dependency is not installed
     │   ├── InvalidIssuer             a trusted identity issuer is configured wrongly
     │   ├── SigningKeyError           signing key file missing, unreadable or invalid
+    │   ├── PolicyFileError           the policy file does not parse or names unknown things
     │   ├── InvalidUpstream           an upstream MCP server (--upstream) is configured wrongly
     │   └── InvalidGatewayPolicy      the [upstreams] part of the policy file is wrong
     ├── StoreError                    storage problem
@@ -25,7 +26,8 @@
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
         │   └── UnknownTool
         ├── NotAuthenticated          identity missing or invalid            (401)
-        │   └── StepUpRequired        the policy asks for a fresher or stronger sign-in
+        │   ├── StepUpRequired        the policy asks for a fresher or stronger sign-in
+        │   └── InvalidChatSignature  a chat platform's request signature wrong or stale
         ├── Forbidden                                                        (403)
         │   ├── NotEntitled           approver lacks the role the policy asks
         │   ├── SeparationOfDuties    agent, requester or beneficiary may not approve
@@ -34,26 +36,35 @@
         │   ├── AudienceMismatch      token meant for another executor
         │   ├── SurfaceNotAllowed     decision from a client system the policy does not list
         │   ├── DeviceSignatureRequired  the policy asks for the approver's passkey
-        │   └── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
+        │   ├── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
+        │   ├── MandateNotApplicable  the mandate does not cover this tool, agent, resource, risk
+        │   └── NotLinked             a chat user no explicit link names as a signoff person
         ├── NotFound                  no such id in the caller's tenant      (404)
+        │   └── LinkCodeInvalid       a chat link code unknown, used or expired
         ├── Conflict                                                         (409)
         │   ├── VersionConflict       expected_version is stale
         │   ├── InvalidState          proposal is not in a state that allows this
         │   ├── Expired               now >= expires_at (server clock)
         │   │   ├── PreviewExpired    the proposal's deadline passed before a decision
-        │   │   └── TokenExpired      the confirmation expired before this attempt
+        │   │   ├── TokenExpired      the confirmation expired before this attempt
+        │   │   └── MandateExpired    the mandate's validity window closed
         │   ├── AlreadyConsumed       the token was already used
         │   ├── Revoked               confirmation or token revoked
+        │   │   └── MandateRevoked    the mandate was revoked, or an approver lost the role
         │   ├── ApproverRevoked       an approver lost their role after approving
         │   ├── RequesterRevoked      the requester lost a role they asked with
         │   ├── ArgsMismatch          digest, operation, resource, policy or request key differ
         │   ├── StateChanged          the business state moved since the preview
         │   ├── ExecutionInProgress   the provider call is running; do not retry
         │   ├── AttemptsExhausted     the tool's max_attempts are used up
-        │   └── IdempotencyKeyInFlight
+        │   ├── IdempotencyKeyInFlight
+        │   ├── MandateExceeded       above the mandate's per-write maximum or what is left
+        │   └── MandateExhausted      the mandate's count (or budget) is used up
         ├── ClarificationNeeded       arguments ambiguous; ask the person    (422)
         ├── RetypeMismatch            re-typed key value differs from preview (422)
+        ├── NotBatchable              approving it needs re-typing, a device or the IdP (422)
         ├── IdempotencyKeyReused      same key, different payload            (422)
+        ├── PolicyUndecidable         a policy condition failed to evaluate  (422)
         ├── RateLimited               too many proposals from one agent      (429)
         ├── UpstreamUnavailable       an upstream MCP server cannot be reached; nothing sent (503)
         └── OutcomeUnknown            provider answer lost; look up, never re-run (503)
@@ -351,6 +362,55 @@ class StepUpRequired(NotAuthenticated):
     code = "step_up_required"
 
 
+class PolicyFileError(ConfigurationError):
+    """The policy file (docs/POLICIES.md) does not parse, or names unknown tools or fields.
+
+    ``problems`` lists every finding as ``{code, where, message}``.
+    """
+
+    code = "policy_invalid"
+
+
+class PolicyUndecidable(Refusal):
+    """A Cedar condition of the policy could not be evaluated on these arguments: refused,
+    never decided by a guess (fix the condition; ``signoff policy check`` validates them)."""
+
+    code = "policy_undecidable"
+    status = 422
+
+
+class MandateNotApplicable(Forbidden):
+    """The mandate does not cover this write: another tool, agent, resource, currency, risk,
+    or the policy does not let mandates cover it; ``constraint`` names which."""
+
+    code = "mandate_not_applicable"
+
+
+class MandateExceeded(Conflict):
+    """The amount is above the mandate's per-write maximum or above what is left of its
+    budget; ``constraint`` names which."""
+
+    code = "mandate_exceeded"
+
+
+class MandateExhausted(Conflict):
+    """The mandate's count (or its whole budget) is used up."""
+
+    code = "mandate_exhausted"
+
+
+class MandateExpired(Expired):
+    """The mandate's validity window closed (or it expired before anyone decided it)."""
+
+    code = "mandate_expired"
+
+
+class MandateRevoked(Revoked):
+    """The mandate was revoked, declined, or ended because an approver lost the role."""
+
+    code = "mandate_revoked"
+
+
 class InvalidUpstream(ConfigurationError, ValueError):
     """An upstream MCP server's configuration (``--upstream``, ``SIGNOFF_UPSTREAMS``) is wrong."""
 
@@ -368,3 +428,29 @@ class UpstreamUnavailable(Refusal):
 
     code = "upstream_unavailable"
     status = 503
+
+
+class NotLinked(Forbidden):
+    """A chat user (Slack, Teams) is not linked to a signoff identity; display names never are."""
+
+    code = "not_linked"
+
+
+class LinkCodeInvalid(NotFound):
+    """A one-time chat link code that is unknown, already used or expired."""
+
+    code = "link_code_invalid"
+
+
+class InvalidChatSignature(NotAuthenticated):
+    """A Slack or Teams request whose signature is missing, wrong, or older than allowed."""
+
+    code = "invalid_chat_signature"
+
+
+class NotBatchable(Refusal):
+    """Approving this proposal needs re-typing, a device signature or the identity provider,
+    so it is left out of a batch: decide it on its own."""
+
+    code = "not_batchable"
+    status = 422

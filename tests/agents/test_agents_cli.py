@@ -18,6 +18,7 @@ NAMES = [
     "request_suspend_account_confirmation",
     "execute_confirmed_suspend_account",
     "get_proposal_status",
+    "get_mandate_status",
 ]
 
 

@@ -69,7 +69,7 @@ def test_an_agent_with_a_jwt_requests_and_executes_over_http(world: World, base_
 
     async def body() -> dict[str, Any]:
         async with _client(base_url, AGENT) as c:
-            assert len((await c.list_tools()).tools) == 7
+            assert len((await c.list_tools()).tools) == 8
             requested = await call(c, "request_refund_order_confirmation", REFUND)
             proposal = world.gate.proposal(AGENT, requested["proposal_id"])
             assert (proposal.requester_subject, proposal.requester_actor) == (

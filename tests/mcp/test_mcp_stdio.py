@@ -34,7 +34,8 @@ def test_stdio_server_requests_executes_and_confirms_in_band(tmp_path: Path) -> 
     async def body() -> dict[str, Any]:
         async with Client(_server(db), elicitation_callback=person) as c:
             names = [tool.name for tool in (await c.list_tools()).tools]
-            assert names[-1] == "get_proposal_status" and len(names) == 7
+            assert names[-2:] == ["get_proposal_status", "get_mandate_status"]
+            assert len(names) == 8
             requested = await call(c, "request_refund_order_confirmation", REFUND)
             assert requested["confirmation"]["channel"] == "url"
             _approve_elsewhere(db, requested["proposal_id"])

@@ -66,7 +66,8 @@ def test_docs_ui_names_the_headers_and_scripts_the_page_really_sends(pages: Page
     scripts = re.findall(
         r'<script src="/ui/(static/[a-z_]+\.js)"', (TEMPLATES / "base.html").read_text()
     )
-    assert len(scripts) == 3
+    assert scripts
     for script in scripts:
         assert f"`{script}`" in docs, script
-    assert "three external files" in docs
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    assert f"{words[len(scripts)]} external files" in docs

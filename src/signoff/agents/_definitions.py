@@ -10,6 +10,7 @@ from pydantic import Field
 
 from signoff.agents import _outputs
 from signoff.agents._names import (
+    MANDATE_TOOL,
     REQUEST_DESCRIPTION_PREFIX,
     STATUS_TOOL,
     ToolKind,
@@ -48,6 +49,14 @@ class StatusArgs(StrictArgs):
     ]
 
 
+class MandateArgs(StrictArgs):
+    """The standing approval to read."""
+
+    mandate_id: Annotated[
+        str, Field(max_length=MAX_ID_CHARS, description="The mandate_id a person approved")
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class AgentTool:
     """One tool as a model sees it, with honest hints about what calling it does."""
@@ -66,12 +75,14 @@ class AgentTool:
 
 
 def agent_tools(catalog: Catalog) -> list[AgentTool]:
-    """For each write tool a request and an execute tool; then ``get_proposal_status``."""
+    """For each write tool a request and an execute tool; then ``get_proposal_status`` and
+    ``get_mandate_status``."""
     tools: list[AgentTool] = []
     for tool in catalog:
         tools.append(_request_tool(catalog, tool))
         tools.append(_execute_tool(tool))
     tools.append(_status_tool())
+    tools.append(_mandate_tool())
     return tools
 
 
@@ -140,6 +151,26 @@ def _status_tool() -> AgentTool:
         ),
         input_schema=strict_json_schema(StatusArgs),
         output_schema=copy.deepcopy(_outputs.STATUS_OUTPUT),
+        write_tool=None,
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+        open_world=False,
+    )
+
+
+def _mandate_tool() -> AgentTool:
+    return AgentTool(
+        name=MANDATE_TOOL,
+        kind=ToolKind.MANDATE,
+        title="Standing approval status",
+        description=(
+            "Reads a standing approval (mandate) a person approved for your requests: its "
+            "constraints, what is left of its budget and count, until when, and every write "
+            "made under it. Read-only; it never approves or spends anything."
+        ),
+        input_schema=strict_json_schema(MandateArgs),
+        output_schema=copy.deepcopy(_outputs.MANDATE_OUTPUT),
         write_tool=None,
         read_only=True,
         destructive=False,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from signoff.exceptions import CatalogError, UnknownTool
 
 STATUS_TOOL = "get_proposal_status"
+MANDATE_TOOL = "get_mandate_status"
 REQUEST_DESCRIPTION_PREFIX = "Creates a confirmation request; does not perform the action."
 # OpenAI function names: 1..64 of [a-zA-Z0-9_-]; MCP accepts the same set.
 _FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -20,6 +21,7 @@ class ToolKind(enum.StrEnum):
     REQUEST = "request"
     EXECUTE = "execute"
     STATUS = "status"
+    MANDATE = "mandate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,8 @@ def parse_name(name: str) -> ToolName:
     """What a model's tool call asks for; the write tool is checked against the catalog later."""
     if name == STATUS_TOOL:
         return ToolName(ToolKind.STATUS)
+    if name == MANDATE_TOOL:
+        return ToolName(ToolKind.MANDATE)
     if (match := _REQUEST.match(name)) is not None:
         return ToolName(ToolKind.REQUEST, match["tool"])
     if (match := _EXECUTE.match(name)) is not None:

@@ -152,6 +152,7 @@ PROPOSAL: dict[str, Any] = {
             "enum": [
                 "awaiting_confirmation",
                 "declined",
+                "changes_requested",
                 "cancelled",
                 "expired",
                 "confirmed",
@@ -199,6 +200,21 @@ PROPOSAL: dict[str, Any] = {
                 "type": "object",
                 "properties": _EXECUTION_FIELDS,
                 "required": ["execution_id", "status"],
+            }
+        ),
+        "changes_requested": _or_null(
+            {
+                "type": "object",
+                "description": "A reviewer's suggestion when status is changes_requested: propose "
+                "anew with it (the frozen proposal is never edited).",
+                "properties": {"note": _STRING, "fields": {"type": "object"}},
+            }
+        ),
+        "supersedes": _or_null(
+            {
+                "type": "string",
+                "description": "The proposal returned with changes requested that this one "
+                "answers.",
             }
         ),
         "next_step": _STRING,
@@ -265,6 +281,44 @@ REFUSAL: dict[str, Any] = {
 }
 
 
+MANDATE: dict[str, Any] = {
+    "type": "object",
+    "description": "A standing approval: what is left of it, and every write under it.",
+    "properties": {
+        "kind": {"type": "string", "const": "mandate"},
+        "mandate_id": _STRING,
+        "status": {
+            "type": "string",
+            "enum": ["awaiting_confirmation", "active", "declined", "revoked", "expired"],
+        },
+        "tool": _STRING,
+        "constraints": {"type": "object"},
+        "approvers": {"type": "array", "items": _STRING},
+        "remaining_amount_minor": {"anyOf": [{"type": "integer"}, _NULL]},
+        "remaining_count": {"anyOf": [{"type": "integer"}, _NULL]},
+        "expires_at": _STRING,
+        "ended_reason": _NULLABLE_STRING,
+        "writes": {
+            "type": "array",
+            "description": "Every write under it: held (counted) or returned (did not happen).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "proposal_id": _STRING,
+                    "amount_minor": {"anyOf": [{"type": "integer"}, _NULL]},
+                    "currency": _NULLABLE_STRING,
+                    "budget": {"type": "string", "enum": ["held", "returned"]},
+                    "proposal_status": _STRING,
+                },
+                "required": ["proposal_id", "budget", "proposal_status"],
+            },
+        },
+        "next_step": _STRING,
+    },
+    "required": ["kind", "mandate_id", "status", "tool", "writes", "next_step"],
+}
+
+
 def one_of(*variants: dict[str, Any]) -> dict[str, Any]:
     """An object schema that is exactly one of the given shapes (an MCP outputSchema root)."""
     return {"type": "object", "oneOf": list(variants)}
@@ -273,3 +327,4 @@ def one_of(*variants: dict[str, Any]) -> dict[str, Any]:
 REQUEST_OUTPUT = one_of(PROPOSAL, CLARIFICATION, REFUSAL)
 EXECUTE_OUTPUT = one_of(EXECUTION, REFUSAL)
 STATUS_OUTPUT = one_of(PROPOSAL, REFUSAL)
+MANDATE_OUTPUT = one_of(MANDATE, REFUSAL)

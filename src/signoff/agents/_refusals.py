@@ -138,6 +138,36 @@ _BY_CODE: dict[str, _Advice] = {
         "The outcome is unknown: the action may or may not have happened. Never retry blindly "
         "and never make a new proposal for it. Call {status} later.",
     ),
+    "mandate_exceeded": _Advice(
+        "ask_user",
+        "The standing approval does not cover this amount (details.constraint says which limit). "
+        "Nothing was done. Ask the user; a person can confirm it as an ordinary proposal "
+        "({request} without mandate_id).",
+    ),
+    "mandate_exhausted": _Advice(
+        "ask_user",
+        "The standing approval is used up. Nothing was done. Ask the user for a new one or for "
+        "an ordinary confirmation ({request} without mandate_id).",
+    ),
+    "mandate_expired": _Advice(
+        "ask_user",
+        "The standing approval's validity window closed. Nothing was done. Ask the user.",
+    ),
+    "mandate_revoked": _Advice(
+        "stop",
+        "The standing approval was revoked or ended. Nothing was done. Tell the user; do not "
+        "retry under it.",
+    ),
+    "mandate_not_applicable": _Advice(
+        "ask_user",
+        "The standing approval does not cover this write (details.constraint says why). Nothing "
+        "was done. Ask the user; do not try another mandate or agent to get around it.",
+    ),
+    "policy_undecidable": _Advice(
+        "stop",
+        "The deployment's policy could not decide on these arguments. Nothing was done. Tell the "
+        "user; an operator must fix the policy.",
+    ),
     "upstream_unavailable": _Advice(
         "check_status",
         "The MCP server behind signoff cannot be reached; nothing was sent to it. Tell the user "

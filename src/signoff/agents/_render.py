@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from signoff._clock import from_micros
 from signoff._model import (
     DecisionResult,
     Execution,
@@ -76,6 +77,10 @@ def proposal_payload(
         "confirmation_token": token,
         "confirmation": confirmation,
         "execution": None if execution is None else _execution_fields(execution, receipt),
+        "changes_requested": None
+        if proposal.changes_requested is None
+        else proposal.changes_requested.suggestion,
+        "supersedes": proposal.supersedes,
         "next_step": _proposal_next_step(proposal, status, token, execution),
     }
 
@@ -186,9 +191,49 @@ def _proposal_next_step(
         return f"Confirmed. Call {execute} with this proposal_id and confirmation_token."
     return {
         ProposalStatus.DECLINED: "A person declined it. Tell the user; do not retry or re-propose.",
+        ProposalStatus.CHANGES_REQUESTED: (
+            "A person asked for changes; nothing was done. Read changes_requested (a note and "
+            f"suggested argument values), tell the user, and if they agree call {request} "
+            "again with the changed arguments (over HTTP, name this proposal in supersedes). "
+            "This proposal itself can never be approved."
+        ),
         ProposalStatus.CANCELLED: "It was cancelled; nothing will run.",
         ProposalStatus.EXPIRED: (
             f"It expired and nothing was done. If the user still wants it, call {request} again."
         ),
         ProposalStatus.REVOKED: "The confirmation was revoked; nothing will run. Tell the user.",
     }.get(status, f"The action is under way. Call {STATUS_TOOL} later; do not execute again.")
+
+
+def mandate_payload(state: Any) -> dict[str, Any]:
+    """A :class:`signoff.gate._mandate.MandateState` as the agent reads it."""
+    m = state.record
+    live = m.status == "active"
+    return {
+        "kind": "mandate",
+        "mandate_id": m.mandate_id,
+        "status": m.status,
+        "tool": m.tool,
+        "constraints": m.constraints,
+        "approvers": [a.approver for a in m.approvals if a.kind.value == "approve"],
+        "remaining_amount_minor": state.remaining_amount_minor,
+        "remaining_count": state.remaining_count,
+        "expires_at": from_micros(m.expires_at).isoformat(),
+        "ended_reason": m.ended_reason,
+        "writes": [
+            {
+                "proposal_id": w.proposal_id,
+                "amount_minor": w.amount_minor,
+                "currency": w.currency,
+                "budget": w.status,
+                "proposal_status": w.proposal_status,
+            }
+            for w in state.writes
+        ],
+        "next_step": (
+            f"Writes of {m.tool} proposed with this mandate_id (POST /v1/proposals) within "
+            "these limits are confirmed at once; anything else is refused with the limit it hit."
+            if live
+            else "This standing approval covers nothing now; ask the user."
+        ),
+    }

@@ -15,12 +15,19 @@ from typing import Any, TypeVar
 import pydantic
 
 from signoff._model import ExecutionResult, ExecutionStatus, Principal, Proposal, ProposalStatus
-from signoff.agents._definitions import AgentTool, ExecuteArgs, StatusArgs, agent_tools
+from signoff.agents._definitions import (
+    AgentTool,
+    ExecuteArgs,
+    MandateArgs,
+    StatusArgs,
+    agent_tools,
+)
 from signoff.agents._names import ToolKind, parse_name
 from signoff.agents._refusals import refusal_payload
 from signoff.agents._render import (
     ConfirmationPages,
     execution_payload,
+    mandate_payload,
     proposal_payload,
     receipt_payload,
 )
@@ -83,6 +90,8 @@ class AgentTools:
                 assert write_tool is not None
                 args = _parse(ExecuteArgs, arguments)
                 return self._execute(principal, write_tool, args)
+            if parsed.kind is ToolKind.MANDATE:
+                return self.mandate(principal, _parse(MandateArgs, arguments).mandate_id)
             return self.status(principal, _parse(StatusArgs, arguments).proposal_id)
         except SignoffError as exc:
             return refuse(exc, write_tool=write_tool)
@@ -151,6 +160,10 @@ class AgentTools:
             return self.describe(principal, proposal)
         except SignoffError as exc:
             return refuse(exc)
+
+    def mandate(self, principal: Principal, mandate_id: str) -> ToolOutput:
+        """A standing approval its circle may see: what is left of it, and its history."""
+        return ToolOutput(mandate_payload(self.gate.mandate(principal, mandate_id)))
 
     def describe(
         self,

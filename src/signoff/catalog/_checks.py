@@ -71,6 +71,8 @@ def check_tool(tool: WriteTool[Any]) -> dict[str, Any]:
         _check_hook(tool, name, hook)
     _check_approvers(tool, name)
     _check_reasons(tool, name)
+    _check_mandate_arguments(tool, name)
+    _check_thresholds(tool, name)
     return schema
 
 
@@ -223,4 +225,30 @@ def _check_reasons(tool: WriteTool[Any], name: str) -> None:
         if not _REASON_CODE.match(code):
             raise CatalogError(
                 f"tool {name!r}: reject reason {code!r} must be lower_snake_case, ≤ 40 characters"
+            )
+
+
+def _check_mandate_arguments(tool: WriteTool[Any], name: str) -> None:
+    """``amount_argument`` names an integer argument, ``currency_argument`` a text one."""
+    fields = tool.args_model.model_fields
+    for attribute, wanted in (("amount_argument", int), ("currency_argument", str)):
+        argument = getattr(tool, attribute)
+        if argument is None:
+            continue
+        field = fields.get(argument)
+        if field is None or wanted not in _flatten(field.annotation):
+            raise CatalogError(
+                f"tool {name!r}: {attribute} = {argument!r} must name an argument of type "
+                f"{wanted.__name__}"
+            )
+    if (tool.amount_argument is None) != (tool.currency_argument is None):
+        raise CatalogError(f"tool {name!r}: declare amount_argument and currency_argument together")
+
+
+def _check_thresholds(tool: WriteTool[Any], name: str) -> None:
+    for key, value in dict(tool.thresholds).items():
+        valid = isinstance(value, int | str) and not isinstance(value, bool)
+        if not (isinstance(key, str) and _REASON_CODE.match(key) and valid):
+            raise CatalogError(
+                f"tool {name!r}: thresholds maps lower_snake_case names to integers or text"
             )

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import pydantic
 
 from signoff._model import Principal
+from signoff.catalog._thresholds import threshold_in_effect
 from signoff.catalog._types import (
     ApprovalPolicy,
     Clarification,
@@ -75,6 +76,15 @@ class WriteTool(abc.ABC, Generic[ArgsT]):
     auto_retry: ClassVar[bool] = True
     max_attempts: ClassVar[int] = 5
     max_lookups: ClassVar[int] = 10
+    # The risk thresholds risk() reads with self.threshold(name), with their defaults; a
+    # deployment's policy file may set them per tool and tenant (docs/POLICIES.md).
+    thresholds: ClassVar[Mapping[str, int | str]] = {}
+    # Standing approvals (mandates, docs/POLICIES.md): which canonical argument is the
+    # amount (an integer in minor units) and which its ISO 4217 currency, and whether
+    # mandates may cover this tool at all (the policy file may say otherwise).
+    amount_argument: ClassVar[str | None] = None
+    currency_argument: ClassVar[str | None] = None
+    mandates: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -82,6 +92,11 @@ class WriteTool(abc.ABC, Generic[ArgsT]):
             model = _args_model_of(cls)
             if model is not None:
                 cls.args_model = model  # type: ignore[assignment]
+
+    def threshold(self, name: str) -> Any:
+        """A risk threshold: the policy file's value for this tool and tenant while the gate
+        asks for the risk, else the default declared in ``thresholds``."""
+        return threshold_in_effect(name, self.thresholds)
 
     @classmethod
     def reads_state(cls) -> bool:

@@ -77,7 +77,8 @@ def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) 
     "policy_file",
     type=click.Path(dir_okay=False),
     default=None,
-    help="The policy file (TOML) classifying upstream tools. Env SIGNOFF_POLICY_FILE.",
+    help="The policy file (docs/POLICIES.md; [upstreams]: docs/GATEWAY.md). "
+    "Env SIGNOFF_POLICY_FILE.",
 )
 @click.option(
     "--config", envvar="SIGNOFF_CONFIG", type=click.Path(dir_okay=False), help=CONFIG_HELP
@@ -118,7 +119,15 @@ def mcp_command(
             from signoff.http._app import open_gateway
 
             tools = stack.enter_context(open_gateway(settings, store)).catalog(tools)
-        gate = Gate(tools, store, token_key=token_key, audience=settings.audience)
+        from signoff.policy import PolicySource
+
+        gate = Gate(
+            tools,
+            store,
+            token_key=token_key,
+            audience=settings.audience,
+            policy=PolicySource(tools, settings.policy_file),
+        )
         # The page lives on `signoff serve`: its public URL, else its host and port.
         public = settings.effective_public_url()
         server = create_mcp_server(gate, identity, public_url=public)

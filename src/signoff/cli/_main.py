@@ -30,6 +30,7 @@ DB_HELP = (
 # `signoff --help` lists them from the short help here, importing none of them.
 LAZY_COMMANDS = {
     "bench": ("signoff.cli._bench:bench", "Full flows next to the bare write; prints the ratio."),
+    "channels": ("signoff.cli._channels:channels", "Link chat users (Slack) to people."),
     "chaos": ("signoff.cli._chaos:chaos", "SIGKILL real workers; count duplicates and losses."),
     "demo": ("signoff.cli._demo:demo", "Walk through the seed scenario and each refusal."),
     "dev-token": ("signoff.cli._serve:dev_token", "Print a development JWT (demo/dev only)."),
@@ -37,6 +38,7 @@ LAZY_COMMANDS = {
     "mcp": ("signoff.cli._agents:mcp_command", "Serve the MCP tools over stdio."),
     "notify": ("signoff.cli._notify:notify", "Webhook and e-mail deliveries of audit events."),
     "openapi": ("signoff.cli._openapi:openapi", "Print the OpenAPI document of the HTTP API."),
+    "policy": ("signoff.cli._policy:policy", "Check, diff and apply the policy file."),
     "reconcile": ("signoff.cli._reconcile:reconcile", "Settle stuck executions by lookup."),
     "roles": ("signoff.cli._roles:roles", "Grant, revoke and list roles in the directory."),
     "serve": ("signoff.cli._serve:serve", "Serve the HTTP API, the page and MCP."),

@@ -72,7 +72,8 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
     "policy_file",
     type=click.Path(dir_okay=False),
     default=None,
-    help="The policy file (TOML): [upstreams] classifies upstream tools. Env SIGNOFF_POLICY_FILE.",
+    help="The policy file (docs/POLICIES.md; [upstreams]: docs/GATEWAY.md); SIGHUP reloads it. "
+    "Env SIGNOFF_POLICY_FILE.",
 )
 def serve(config: str | None, upstream: tuple[str, ...], **flags: Any) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
@@ -201,8 +202,7 @@ def _prepare(settings: Settings) -> None:
     from signoff.store import open_store
 
     Authenticator.from_settings(settings)
-    if not settings.demo:
-        native_catalog(settings)
+    catalog = None if settings.demo else native_catalog(settings)
     with open_store(settings.database_url) as store:
         check_writable(store, settings.database_url)
     if settings.demo:
@@ -211,6 +211,27 @@ def _prepare(settings: Settings) -> None:
         # Reach every upstream once now, so a wrong command is one line, not a worker's crash.
         with open_gateway(settings, None) as gateway:
             _gateway_banner(settings, gateway)
+            if settings.policy_file is not None:
+                _check_policy(settings, catalog, gateway=gateway)
+    elif settings.policy_file is not None:
+        _check_policy(settings, catalog)
+
+
+def _check_policy(settings: Settings, catalog: Any, *, gateway: Any = None) -> None:
+    """Refuse to start on a policy file with problems (every worker would refuse it too),
+    checked against the catalog the workers will serve (upstream tools included)."""
+    from signoff.demo import DemoShop, demo_catalog
+    from signoff.policy import PolicySource
+
+    assert settings.policy_file is not None
+    with tempfile.TemporaryDirectory(prefix="signoff-policy-") as folder:
+        shop = DemoShop(str(Path(folder) / "shop.db")) if catalog is None else None
+        try:
+            tools = demo_catalog(shop) if shop is not None else catalog
+            PolicySource(tools if gateway is None else gateway.catalog(tools), settings.policy_file)
+        finally:
+            if shop is not None:
+                shop.close()
 
 
 def _start_banner(settings: Settings) -> None:

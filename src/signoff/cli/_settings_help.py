@@ -20,12 +20,12 @@ SERVE_FLAGS = {
     "workers": "--workers",
     "demo": "--demo",
     "catalog": "--catalog",
+    "policy_file": "--policy",
     "log_level": "--log-level",
     "log_format": "--log-format",
     "public_url": "--public-url",
     "reconcile_interval_seconds": "--reconcile-interval",
     "upstreams": "--upstream",
-    "policy_file": "--policy",
 }
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -74,6 +75,11 @@ class RefundOrder(WriteTool[RefundArgs]):
     ttl = timedelta(minutes=10)
     approver_role = APPROVER_ROLE
     reject_reasons = ("wrong_amount", "wrong_target", "policy", "suspicious")
+    # The policy file may move it per tenant: [tools.refund_order.thresholds] (POLICIES.md).
+    thresholds: ClassVar[Mapping[str, int | str]] = {"high_risk_minor": HIGH_RISK_MINOR}
+    amount_argument = "amount_minor"
+    currency_argument = "currency"
+    mandates = True
 
     def __init__(self, shop: DemoShop, provider: RefundProvider | None = None) -> None:
         self.shop = shop
@@ -132,7 +138,12 @@ class RefundOrder(WriteTool[RefundArgs]):
             fields=(
                 PreviewField("order_id", "Order", args.order_id),
                 PreviewField(
-                    "amount_minor", "Amount", args.amount_minor, money, unit=minor_unit(currency)
+                    "amount_minor",
+                    "Amount",
+                    args.amount_minor,
+                    money,
+                    unit=minor_unit(currency),
+                    currency=currency,
                 ),
                 PreviewField(
                     "currency", "Currency", args.currency, f"{args.currency} ({currency_name})"
@@ -146,7 +157,7 @@ class RefundOrder(WriteTool[RefundArgs]):
         )
 
     def risk(self, args: RefundArgs, state: ResourceState) -> Risk:
-        if args.amount_minor >= HIGH_RISK_MINOR:
+        if args.amount_minor >= self.threshold("high_risk_minor"):
             return Risk(RiskLevel.HIGH, ("amount at or above the high-risk threshold",))
         return Risk(RiskLevel.MEDIUM, ("money leaves the company",))
 

@@ -33,7 +33,9 @@ from signoff._model import (
 from signoff.audit._chain import AuditEvent, ChainReport
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import SignerRefused
+from signoff.gate._batch import BatchItem, BatchOutcome
 from signoff.gate._gate import Gate
+from signoff.gate._mandate import MandateState
 from signoff.gate._reconcile import Reconciled
 from signoff.store._base import Store
 from signoff.store._sql import CheckpointRecord, PasskeyRecord
@@ -105,16 +107,66 @@ class AsyncGate:
         arguments: Mapping[str, Any] | str | bytes,
         *,
         rationale: str | None = None,
+        supersedes: str | None = None,
+        mandate_id: str | None = None,
     ) -> Proposal:
         return await self.run_sync(
-            self.gate.propose, principal, tool, arguments, rationale=rationale
+            self.gate.propose,
+            principal,
+            tool,
+            arguments,
+            rationale=rationale,
+            supersedes=supersedes,
+            mandate_id=mandate_id,
         )
+
+    async def propose_mandate(
+        self,
+        principal: Principal,
+        tool: str,
+        constraints: Mapping[str, Any],
+        *,
+        expires_in_seconds: int,
+    ) -> MandateState:
+        return await self.run_sync(
+            self.gate.propose_mandate,
+            principal,
+            tool,
+            constraints,
+            expires_in_seconds=expires_in_seconds,
+        )
+
+    async def decide_mandate(
+        self, principal: Principal, mandate_id: str, decision: Decision, *, idempotency_key: str
+    ) -> MandateState:
+        return await self.run_sync(
+            self.gate.decide_mandate,
+            principal,
+            mandate_id,
+            decision,
+            idempotency_key=idempotency_key,
+        )
+
+    async def mandate(self, principal: Principal, mandate_id: str) -> MandateState:
+        return await self.run_sync(self.gate.mandate, principal, mandate_id)
+
+    async def revoke_mandate(
+        self, principal: Principal, mandate_id: str, *, reason: str
+    ) -> MandateState:
+        return await self.run_sync(self.gate.revoke_mandate, principal, mandate_id, reason=reason)
 
     async def decide(
         self, principal: Principal, proposal_id: str, decision: Decision, *, idempotency_key: str
     ) -> DecisionResult:
         return await self.run_sync(
             self.gate.decide, principal, proposal_id, decision, idempotency_key=idempotency_key
+        )
+
+    async def decide_batch(
+        self, principal: Principal, items: Sequence[BatchItem], *, idempotency_key: str
+    ) -> list[BatchOutcome]:
+        return await self.run_sync(
+            self.gate.decide_batch, principal, items, idempotency_key=idempotency_key
         )
 
     async def repeated_decision(

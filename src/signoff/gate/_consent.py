@@ -14,6 +14,7 @@ from signoff._model import Execution, Proposal
 from signoff.exceptions import (
     ApproverRevoked,
     AttemptsExhausted,
+    MandateRevoked,
     Refusal,
     RequesterRevoked,
     Revoked,
@@ -38,6 +39,14 @@ def consent_refusal(
             "ask for a new proposal",
             **ids,
         )
+    cover = proposal.mandate
+    if cover is not None:
+        # A write under a mandate: its consent is the mandate's, which revocation ends.
+        mandate = tx.mandate(proposal.tenant, str(cover.get("mandate_id")))
+        if mandate is None or mandate.status in ("revoked", "declined"):
+            return MandateRevoked(
+                "the mandate this write runs under was revoked; nothing was done", **ids
+            )
     directory = ctx.directory_in(tx)
     gone = requester_lost_roles(proposal, directory)
     if gone:

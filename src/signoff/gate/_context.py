@@ -22,6 +22,7 @@ from signoff.store._sql import SqlTransaction
 
 if TYPE_CHECKING:
     from signoff.gate._proof import GateProof
+    from signoff.policy import PolicyFile, PolicySource
 
 log = logging.getLogger("signoff")
 
@@ -50,6 +51,13 @@ class GateContext:
     after_write: Callable[[GateContext, Mapping[str, int]], None] | None = None
     """Told, after each committed write, which tenants' logs it appended to and their new
     heads (the gate wires the signer here, so this ground floor knows nothing above it)."""
+
+    policies: PolicySource | None = None
+    """The policy file in force (docs/POLICIES.md); None: the tools' Python policies."""
+
+    @property
+    def policy_file(self) -> PolicyFile | None:
+        return None if self.policies is None else self.policies.current
 
     def now_micros(self) -> int:
         return to_micros(self.clock.now())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -20,14 +21,16 @@ from signoff._model import (
 from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
-from signoff.exceptions import SignerRefused
+from signoff.exceptions import Refusal, SignerRefused
 from signoff.gate import (
+    _batch,
     _checkpoints,
     _decide,
     _device,
     _execute,
     _export,
     _lifecycle,
+    _mandate,
     _propose,
     _reconcile,
     _resolve,
@@ -35,10 +38,12 @@ from signoff.gate import (
 )
 from signoff.gate._context import GateContext, check_text
 from signoff.gate._hooks import ExecutionHooks, no_hooks
+from signoff.gate._mandate import MandateState
 from signoff.gate._reads import GateReads
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._refusals import audited, presented_hash
 from signoff.gate._signed_receipt import with_signed_receipt
+from signoff.policy import PolicyFile, PolicySource
 from signoff.store._base import Store
 from signoff.store._sql import CheckpointRecord, PasskeyRecord
 
@@ -57,6 +62,9 @@ class Gate(GateReads):
     ``directory`` is where roles are checked *now* (PROTOCOL rule 11); without
     one, the roles in the caller's identity token are trusted until it expires.
     ``surfaces`` lists where decisions may come from (rule 14); empty allows any.
+    ``policy`` is the deployment's policy file (docs/POLICIES.md), parsed or as a
+    :class:`~signoff.policy.PolicySource` that ``serve`` reloads; without one each tool's
+    Python policy applies.
     """
 
     def __init__(
@@ -73,9 +81,13 @@ class Gate(GateReads):
         hooks: ExecutionHooks | None = None,
         surfaces: Sequence[str] = (),
         proof: GateProof | None = None,
+        policy: PolicySource | PolicyFile | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
+        if not isinstance(policy, PolicySource):
+            policy = PolicySource.of(catalog, policy)
+        self.policies = policy
         self._ctx = GateContext(
             catalog=catalog,
             store=store,
@@ -89,6 +101,7 @@ class Gate(GateReads):
             proof=proof,
             directory_in_store=isinstance(directory, TransactionalDirectory),
             after_write=None if proof is None else _checkpoints.after_write,
+            policies=policy,
         )
         if proof is not None:
             from signoff.gate._proof import seal_with
@@ -110,6 +123,11 @@ class Gate(GateReads):
     def directory(self) -> RoleDirectory | None:
         return self._ctx.directory
 
+    @property
+    def surfaces(self) -> tuple[str, ...]:
+        """The deployment's approval surfaces (rule 14); empty allows any."""
+        return self._ctx.surfaces
+
     def propose(
         self,
         principal: Principal,
@@ -117,10 +135,61 @@ class Gate(GateReads):
         arguments: Mapping[str, Any] | str | bytes,
         *,
         rationale: str | None = None,
+        mandate_id: str | None = None,
+        supersedes: str | None = None,
     ) -> Proposal:
-        """Freeze a write request into a proposal awaiting confirmation."""
+        """Freeze a write request into a proposal awaiting confirmation.
+
+        With ``mandate_id``, a write the mandate covers is confirmed at once (its budget
+        and count debited atomically); one it does not cover is refused with the
+        constraint named, or, where the policy says so, waits for a person.
+        ``supersedes`` names a proposal a reviewer returned (``changes_requested``) that this
+        one answers; it is frozen with the new proposal and never edits the old one.
+        """
         check_text(tool=tool, arguments=_text_of(arguments), rationale=rationale)
-        return _propose.propose(self._ctx, principal, tool, arguments, rationale=rationale)
+        return _propose.propose(
+            self._ctx,
+            principal,
+            tool,
+            arguments,
+            rationale=rationale,
+            mandate_id=mandate_id,
+            supersedes=supersedes,
+        )
+
+    def propose_mandate(
+        self,
+        principal: Principal,
+        tool: str,
+        constraints: Mapping[str, Any],
+        *,
+        expires_in_seconds: int,
+    ) -> MandateState:
+        """Ask for a standing approval over ``tool`` within ``constraints`` (POLICIES.md)."""
+        return _mandate.propose_mandate(
+            self._ctx, principal, tool, constraints, expires_in_seconds=expires_in_seconds
+        )
+
+    def decide_mandate(
+        self,
+        principal: Principal,
+        mandate_id: str,
+        decision: Decision,
+        *,
+        idempotency_key: str,
+    ) -> MandateState:
+        """Approve or reject a mandate, exactly as a proposal's decision."""
+        return _mandate.decide_mandate(
+            self._ctx, principal, mandate_id, decision, idempotency_key=idempotency_key
+        )
+
+    def mandate(self, principal: Principal, mandate_id: str) -> MandateState:
+        """A mandate its circle may see: remaining budget and count, and its writes."""
+        return _mandate.read_mandate(self._ctx, principal, mandate_id)
+
+    def revoke_mandate(self, principal: Principal, mandate_id: str, *, reason: str) -> MandateState:
+        """End a mandate at once; its confirmed writes not yet started are revoked too."""
+        return _mandate.revoke_mandate(self._ctx, principal, mandate_id, reason=reason)
 
     def decide(
         self,
@@ -154,6 +223,40 @@ class Gate(GateReads):
                 "expected_version": decision.expected_version,
                 "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
             },
+        )
+
+    def decide_batch(
+        self,
+        principal: Principal,
+        items: Sequence[_batch.BatchItem],
+        *,
+        idempotency_key: str,
+    ) -> list[_batch.BatchOutcome]:
+        """Several decisions, each its own ``decide`` (version, digest, audit), answered per
+        item; approvals that need re-typing, a device or the IdP are ``not_batchable``."""
+
+        def refuse(proposal_id: str, refusal: Refusal) -> None:
+            def raise_it() -> None:
+                raise refusal
+
+            with contextlib.suppress(Refusal):
+                audited(self._ctx, "decide", principal, raise_it, proposal_id=proposal_id)
+
+        return _batch.decide_batch(
+            items,
+            idempotency_key,
+            # Read as decide would: a proposal outside the caller's circle is 404, audited.
+            read=lambda proposal_id: audited(
+                self._ctx,
+                "decide",
+                principal,
+                lambda: self.proposal(principal, proposal_id),
+                proposal_id=proposal_id,
+            ),
+            decide=lambda proposal_id, decision, key: self.decide(
+                principal, proposal_id, decision, idempotency_key=key
+            ),
+            refuse=refuse,
         )
 
     def repeated_decision(

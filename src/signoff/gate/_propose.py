@@ -13,10 +13,12 @@ from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.catalog._types import Clarification, Preview
 from signoff.exceptions import ClarificationNeeded, InvalidRequest
 from signoff.gate._context import GateContext, log
+from signoff.gate._effective import proposal_policy
 from signoff.gate._policy import confirmed
-from signoff.store._sql import audit_entry
+from signoff.store._sql import AuditEntry, audit_entry
 
 MAX_RATIONALE = 4000
+MAX_ID = 128
 
 
 def propose(
@@ -26,10 +28,14 @@ def propose(
     raw_args: Mapping[str, Any] | str | bytes,
     *,
     rationale: str | None = None,
+    supersedes: str | None = None,
+    mandate_id: str | None = None,
 ) -> Proposal:
     tool = ctx.catalog.get(tool_name)
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         raise InvalidRequest(f"rationale longer than {MAX_RATIONALE} characters")
+    if supersedes is not None:
+        check_supersedes(ctx, principal, tool_name, supersedes)
     # The tool sees the roles the directory grants now, not merely what the token claims.
     principal = confirmed(principal, ctx.directory)
     normalized = tool.normalize(tool.parse(raw_args), principal)
@@ -37,9 +43,9 @@ def propose(
         raise ClarificationNeeded(normalized.question, tool=tool.name, field=normalized.field)
     state = tool.read_state(normalized, principal)
     preview = tool.preview(normalized, state)
-    risk = tool.risk(normalized, state)
-    policy = tool.policy(normalized, state, risk)
     arguments = tool.canonical(normalized)
+    # The tool's Python policy, overridden by the policy file in force (docs/POLICIES.md).
+    risk, policy = proposal_policy(ctx, tool, principal, normalized, state, arguments)
     now = ctx.clock.now()
     action_id = ctx.minter.new_id("act_")
     proposal = Proposal(
@@ -62,6 +68,8 @@ def propose(
             "requester_roles": sorted(principal.roles),
             # A person is (issuer, subject): only the same provider's tokens act as them.
             "requester_issuer": principal.issuer,
+            # The proposal a reviewer returned, which this one answers (frozen with it).
+            **({"supersedes": supersedes} if supersedes is not None else {}),
         },
         risk=risk,
         policy=policy.to_dict(),
@@ -73,28 +81,13 @@ def propose(
         status=ProposalStatus.AWAITING_CONFIRMATION,
         version=1,
         created_at=now,
-        expires_at=now + tool.ttl,
+        expires_at=now + policy.ttl,
     )
-    event = audit_entry(
-        tenant=proposal.tenant,
-        at=to_micros(now),
-        kind="proposal.created",
-        proposal_id=proposal.proposal_id,
-        actor=principal.label(),
-        data={
-            "tool": proposal.tool,
-            "tool_version": proposal.tool_version,
-            "args_digest": proposal.args_digest,
-            "resource_id": proposal.resource_id,
-            "state_version": proposal.state_version,
-            "risk": proposal.risk.level.value,
-            "policy": proposal.policy,
-            "preview_digest": _digest_of(proposal.preview.to_dict()),
-            "expires_at": to_micros(proposal.expires_at),
-            **_issuer_of(principal),
-        },
-    )
-    ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)
+    if mandate_id is not None:
+        from signoff.gate._mandate_debit import propose_under_mandate
+
+        return propose_under_mandate(ctx, principal, proposal, policy, mandate_id)
+    record_new(ctx, principal, proposal)
     log.info("proposal %s created for %s", proposal.proposal_id, proposal.tool)
     return proposal
 
@@ -102,6 +95,64 @@ def propose(
 def _issuer_of(principal: Principal) -> dict[str, str]:
     """The identity provider that vouched for the caller, when a token named one."""
     return {} if principal.issuer is None else {"issuer": principal.issuer}
+
+
+def created_event(principal: Principal, proposal: Proposal, now: int) -> AuditEntry:
+    """``proposal.created``: what was frozen, by whom, under which policy."""
+    data: dict[str, Any] = {
+        "tool": proposal.tool,
+        "tool_version": proposal.tool_version,
+        "args_digest": proposal.args_digest,
+        "resource_id": proposal.resource_id,
+        "state_version": proposal.state_version,
+        "risk": proposal.risk.level.value,
+        "policy": proposal.policy,
+        "preview_digest": _digest_of(proposal.preview.to_dict()),
+        "expires_at": to_micros(proposal.expires_at),
+        **_issuer_of(principal),
+    }
+    if proposal.supersedes is not None:
+        data["supersedes"] = proposal.supersedes
+    if proposal.mandate is not None:
+        data["mandate_id"] = proposal.mandate["mandate_id"]
+        data["status"] = proposal.status.value
+    return audit_entry(
+        tenant=proposal.tenant,
+        at=now,
+        kind="proposal.created",
+        proposal_id=proposal.proposal_id,
+        actor=principal.label(),
+        data=data,
+    )
+
+
+def record_new(ctx: GateContext, principal: Principal, proposal: Proposal) -> None:
+    """Insert an awaiting proposal and its ``proposal.created`` event: one write step."""
+    event = created_event(principal, proposal, to_micros(proposal.created_at))
+    ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)
+
+
+def check_supersedes(ctx: GateContext, principal: Principal, tool: str, old_id: str) -> None:
+    """Only a proposal returned with changes requested, of the same tool, by the same person,
+    seen by this caller, may be superseded; anything else is 404 or 409."""
+    from signoff.exceptions import InvalidState
+    from signoff.gate._circle import load_visible
+
+    if not 0 < len(old_id) <= MAX_ID:
+        raise InvalidRequest(f"supersedes is a proposal id of 1 to {MAX_ID} characters")
+    with ctx.store.read() as tx:
+        old = load_visible(tx, principal, old_id, ctx.directory_in(tx))
+    if old.requester_subject != principal.subject or old.tool != tool:
+        raise InvalidRequest(
+            "a proposal supersedes one of the same tool, requested for the same person",
+            proposal_id=old_id,
+        )
+    if old.status is not ProposalStatus.CHANGES_REQUESTED:
+        raise InvalidState(
+            f"only a proposal with changes requested can be superseded; it is {old.status.value}",
+            proposal_id=old_id,
+            status=old.status.value,
+        )
 
 
 def _digest_of(value: Any) -> str:

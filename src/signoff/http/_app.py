@@ -21,17 +21,22 @@ from signoff.gate._reconciler import ReconcileLoop
 from signoff.gateway import Gateway, load_gateway_policy
 from signoff.http import (
     _audit,
+    _decisions,
+    _delegations,
     _deliveries,
     _demo,
     _executions,
     _inbox,
     _jwks,
+    _mandates,
     _proposals,
     _roles,
     _system,
     _well_known,
 )
 from signoff.http._body import RequestText
+from signoff.http._catalog import demo_shop_path as demo_shop_path  # also importable here
+from signoff.http._catalog import load_catalog as load_catalog
 from signoff.http._catalog import native_catalog, open_demo
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
@@ -39,6 +44,7 @@ from signoff.http._limits import BodyLimit
 from signoff.http._methods import HeadAsGet
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
+from signoff.http._policy_reload import record_in_force, reloading_on_sighup
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
@@ -48,6 +54,7 @@ from signoff.http._settings import Settings
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator, StoreRoleDirectory
+from signoff.policy import PolicySource
 from signoff.store import Store, open_store
 
 DESCRIPTION = """\
@@ -96,9 +103,12 @@ def create_app(
     for module in (
         _system,
         _proposals,
+        _decisions,
+        _mandates,
         _inbox,
         _executions,
         _roles,
+        _delegations,
         _audit,
         _deliveries,
         _well_known,
@@ -149,6 +159,8 @@ def _build_state(
                 gateway = open_gateway(settings, store)
                 closers.append(gateway.close)
                 catalog = gateway.catalog(catalog)
+            # One policy file: [upstreams] for the gateway, the rest for every tool.
+            policies = PolicySource(catalog, settings.policy_file)
             gate = Gate(
                 catalog,
                 store,
@@ -157,7 +169,11 @@ def _build_state(
                 proof=gate_proof(settings, on_refusal=metrics.signer_refused),
                 directory=role_directory(settings, store),
                 surfaces=settings.effective_surfaces(),
+                policy=policies,
             )
+            if settings.policy_file is not None:
+                record_in_force(gate, policies, by="signoff serve")
+                lifespans.append(partial(reloading_on_sighup, gate, policies))
             lifespans.append(partial(_reconciling, gate, settings))
             lifespans.append(partial(checkpointing, gate))
         authenticator = authenticator or Authenticator.from_settings(settings)

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from signoff._model import Decision, DecisionKind, Principal, Proposal, ProposalStatus
+from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.http._deps import Caller, IdempotencyKey, ProposingCaller, State
 from signoff.http._openapi import problems
-from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest
+from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest, as_decision
 from signoff.http._state import AppState
 from signoff.http._views import ConfirmationTokenView, DecisionView, ProposalList, ProposalView
 
@@ -22,15 +22,21 @@ ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
     status_code=201,
     operation_id="createProposal",
     response_model=ProposalView,
-    responses=problems(400, 401, 403, 404, 422, 429),
+    responses=problems(400, 401, 403, 404, 409, 422, 429),
     summary="Freeze a write request into a proposal awaiting confirmation",
 )
 async def propose(
     body: ProposeRequest, caller: ProposingCaller, state: State, response: Response
 ) -> ProposalView:
-    """422 ``clarification_needed`` carries the question to ask the person."""
+    """422 ``clarification_needed`` carries the question to ask the person. With
+    ``mandate_id``, a covered write is answered ``confirmed``: pick its token up as usual."""
     proposal = await state.agate.propose(
-        caller, body.tool, body.arguments, rationale=body.rationale
+        caller,
+        body.tool,
+        body.arguments,
+        rationale=body.rationale,
+        mandate_id=body.mandate_id,
+        supersedes=body.supersedes,
     )
     response.headers["Location"] = f"/v1/proposals/{proposal.proposal_id}"
     return ProposalView.of(proposal)
@@ -79,14 +85,7 @@ async def decide(
     state: State,
 ) -> DecisionView:
     """Never carries the confirmation token: it is bound to the requester, who picks it up."""
-    chosen = body.root
-    decision = Decision(
-        kind=DecisionKind(chosen.decision),
-        expected_version=chosen.expected_version,
-        reason_code=chosen.reason_code,
-        reason=chosen.reason,
-        retyped=None if chosen.retyped is None else dict(chosen.retyped),
-    )
+    decision = as_decision(body.root)
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
     return DecisionView.of(result)
 

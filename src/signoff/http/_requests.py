@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from signoff._model import DecisionKind
+from signoff._model import Decision, DecisionKind
 
 ReasonCodeName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
 """One of the tool's reject reasons (``other`` always; the proposal's tool offers the rest)."""
@@ -24,6 +24,31 @@ class ProposeRequest(Body):
     rationale: Annotated[
         str | None, Field(max_length=4000, description="The model's explanation (untrusted)")
     ] = None
+    mandate_id: Id | None = Field(
+        default=None,
+        description="Confirm under this standing approval (POST /v1/mandates): a write it "
+        "covers is confirmed at once; one it does not is refused naming the constraint",
+    )
+
+    supersedes: Annotated[
+        Id | None,
+        Field(description="A proposal returned with changes requested that this one answers"),
+    ] = None
+
+
+class MandateRequest(Body):
+    tool: Annotated[str, Field(min_length=1, max_length=64, description="A catalog tool name")]
+    constraints: dict[str, Any] = Field(
+        description="currency, max_amount_minor, total_amount_minor, max_count, resources, "
+        "agents (docs/POLICIES.md); no constraint, no mandate"
+    )
+    expires_in_seconds: Annotated[
+        int, Field(ge=1, le=366 * 86400, description="The validity window, from now")
+    ]
+
+
+class MandateRevocationRequest(Body):
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 class _Deciding(Body):
@@ -31,13 +56,25 @@ class _Deciding(Body):
     reason: Annotated[str | None, Field(max_length=2000)] = None
 
 
+Retyped = Annotated[
+    dict[str, Annotated[str, Field(max_length=200)]] | None,
+    Field(max_length=16, description="Re-typed values of the proposal's retype fields"),
+]
+Suggestion = Annotated[
+    dict[str, Any] | None,
+    Field(
+        max_length=32,
+        description="argument name → suggested value (with `reason` as the note); a note, "
+        "fields, or both",
+    ),
+]
+
+
 class ApproveRequest(_Deciding):
     decision: Literal[DecisionKind.APPROVE]
-    retyped: Annotated[
-        dict[str, Annotated[str, Field(max_length=200)]] | None,
-        Field(max_length=16, description="Re-typed values of the proposal's retype fields"),
-    ] = None
+    retyped: Retyped = None
     reason_code: None = Field(default=None, description="Only a rejection has one")
+    suggestion: None = Field(default=None, description="Only a request for changes has one")
 
 
 class RejectRequest(_Deciding):
@@ -46,13 +83,64 @@ class RejectRequest(_Deciding):
         description="One of the reasons the tool offers (`other` always)"
     )
     retyped: None = Field(default=None, description="Only an approval re-types values")
+    suggestion: None = Field(default=None, description="Only a request for changes has one")
 
 
-class DecisionRequest(RootModel[ApproveRequest | RejectRequest]):
-    """An approval or a rejection; a rejection needs its ``reason_code`` (declared, so a
-    generated client knows it before the server says so)."""
+class RequestChangesRequest(_Deciding):
+    decision: Literal[DecisionKind.REQUEST_CHANGES]
+    suggestion: Suggestion = None
+    reason_code: None = Field(default=None, description="Only a rejection has one")
+    retyped: None = Field(default=None, description="Only an approval re-types values")
 
-    root: ApproveRequest | RejectRequest = Field(discriminator="decision")
+
+Deciding = ApproveRequest | RejectRequest | RequestChangesRequest
+
+
+class DecisionRequest(RootModel[Deciding]):
+    """An approval, a rejection or a request for changes; a rejection needs its
+    ``reason_code`` (declared, so a generated client knows it before the server says so)."""
+
+    root: Deciding = Field(discriminator="decision")
+
+
+def as_decision(body: Deciding) -> Decision:
+    """The gate's :class:`Decision` for one decision body."""
+    return Decision(
+        kind=DecisionKind(body.decision),
+        expected_version=body.expected_version,
+        reason_code=body.reason_code,
+        reason=body.reason,
+        retyped=None if body.retyped is None else dict(body.retyped),
+        suggestion=None if body.suggestion is None else dict(body.suggestion),
+    )
+
+
+class BatchApprove(ApproveRequest):
+    proposal_id: Id
+
+
+class BatchReject(RejectRequest):
+    proposal_id: Id
+
+
+class BatchRequestChanges(RequestChangesRequest):
+    proposal_id: Id
+
+
+BatchDeciding = BatchApprove | BatchReject | BatchRequestChanges
+
+
+class BatchDecision(RootModel[BatchDeciding]):
+    """One decision of a batch: a decision and the proposal it is about."""
+
+    root: BatchDeciding = Field(discriminator="decision")
+
+
+class BatchRequest(Body):
+    decisions: Annotated[
+        list[BatchDecision],
+        Field(min_length=1, max_length=100, description="Each decided on its own, in order"),
+    ]
 
 
 class ExecuteRequest(Body):

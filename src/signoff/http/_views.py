@@ -58,13 +58,39 @@ class RequesterView(View):
     actor: str | None = Field(description="The agent acting for them (JWT act.sub)")
 
 
+class SuggestionView(View):
+    note: str = Field(description="The reviewer's words: what to change and why")
+    fields: dict[str, Any] = Field(description="Argument name → the value the reviewer suggests")
+
+
 class ApprovalView(View):
     approver: str
+    delegate_of: str | None = Field(
+        default=None, description="Whom the approver stood in for (a delegation)"
+    )
     decision: DecisionKind
     step: str
     reason_code: str | None
     reason: str | None
     decided_at: datetime
+    suggestion: SuggestionView | None = Field(
+        default=None, description="For request_changes: what the reviewer suggests"
+    )
+
+
+class MandateCoverView(View):
+    """What a write under a mandate debited, and what was left after it."""
+
+    mandate_id: str
+    approvers: list[str] = Field(description="The people who approved the mandate")
+    amount_minor: int | None
+    currency: str | None
+    remaining_amount_minor: int | None = Field(description="The budget left after this write")
+    remaining_count: int | None = Field(description="The writes left after this one")
+
+    @classmethod
+    def of(cls, cover: dict[str, Any]) -> MandateCoverView:
+        return cls.model_validate(cover)
 
 
 class ProposalView(View):
@@ -88,9 +114,27 @@ class ProposalView(View):
     )
     created_at: datetime
     expires_at: datetime
+    policy_version: str = Field(
+        "", description="Digest of the effective policy it was proposed under (its token binds it)"
+    )
+    mandate: MandateCoverView | None = Field(
+        None, description="The standing approval this write was confirmed under, if any"
+    )
+    mandate_refusal: dict[str, Any] | None = Field(
+        None,
+        description="Why the named mandate did not cover it (the policy fell back to a person)",
+    )
+    supersedes: str | None = Field(
+        default=None, description="The proposal returned with changes requested that this answers"
+    )
+    changes_requested: SuggestionView | None = Field(
+        default=None,
+        description="When status is changes_requested: the suggestion to propose anew with",
+    )
 
     @classmethod
     def of(cls, proposal: Proposal) -> ProposalView:
+        returned = proposal.changes_requested
         return cls(
             proposal_id=proposal.proposal_id,
             action_id=proposal.action_id,
@@ -114,14 +158,23 @@ class ProposalView(View):
                     decision=a.kind.value,
                     step=a.step,
                     reason_code=a.reason_code,
-                    reason=a.reason,
+                    reason=a.reason if a.suggestion is None else None,
                     decided_at=a.decided_at,
+                    suggestion=None if a.suggestion is None else SuggestionView(**a.suggestion),
+                    delegate_of=a.delegate_of,
                 )
                 for a in proposal.approvals
             ],
             untrusted_rationale=proposal.rationale,
             created_at=proposal.created_at,
             expires_at=proposal.expires_at,
+            policy_version=proposal.policy_version,
+            mandate=None if proposal.mandate is None else MandateCoverView.of(proposal.mandate),
+            mandate_refusal=proposal.state.get("mandate_refusal"),
+            supersedes=proposal.supersedes,
+            changes_requested=None
+            if returned is None or returned.suggestion is None
+            else SuggestionView(**returned.suggestion),
         )
 
 
@@ -160,6 +213,21 @@ class DecisionView(View):
             duplicate=result.duplicate,
             proposal=ProposalView.of(result.proposal),
         )
+
+
+class BatchItemView(View):
+    """One item of a batch: its decision, or the problem that refused it (nothing decided)."""
+
+    proposal_id: str
+    status: int = Field(description="The status this item alone would have had (200, 409, …)")
+    decision: DecisionView | None = None
+    problem: dict[str, Any] | None = Field(
+        default=None, description="RFC 9457 problem details of the refusal, with its code"
+    )
+
+
+class BatchView(View):
+    results: list[BatchItemView] = Field(description="One per decision, in the request's order")
 
 
 class InboxView(View):
@@ -258,6 +326,12 @@ class ReceiptView(View):
         description="A batch: every item's outcome, request key and provider reference; "
         "failed items are reported on their own (empty for a single write)",
     )
+    mandate: MandateCoverView | None = Field(
+        None, description="A write under a standing approval: the mandate and the budget left"
+    )
+    on_behalf_of: dict[str, str] = Field(
+        default_factory=dict, description="Approver → the person they stood in for (delegation)"
+    )
 
     @classmethod
     def of(cls, receipt: Receipt) -> ReceiptView:
@@ -273,6 +347,8 @@ class ReceiptView(View):
             approvers=list(receipt.approvers),
             completed_at=receipt.completed_at,
             items=[ItemView.model_validate(item.to_dict()) for item in receipt.items],
+            mandate=None if receipt.mandate is None else MandateCoverView.of(receipt.mandate),
+            on_behalf_of=dict(receipt.on_behalf_of),
         )
 
 
@@ -372,3 +448,110 @@ class LedgerEntryView(View):
 
 class Ledger(View):
     entries: list[LedgerEntryView]
+
+
+class MandateBudget(enum.StrEnum):
+    """Whether a write under a mandate still counts against its budget."""
+
+    HELD = "held"
+    RETURNED = "returned"
+
+
+class MandateStatus(enum.StrEnum):
+    """Where a standing approval stands (a named schema for generators)."""
+
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    ACTIVE = "active"
+    DECLINED = "declined"
+    REVOKED = "revoked"
+    EXPIRED = "expired"
+
+
+class MandateWriteView(View):
+    proposal_id: str
+    amount_minor: int | None
+    currency: str | None
+    budget: MandateBudget = Field(
+        description="held: counted (it happened, or may have); returned: known not to have "
+        "happened, its amount and count given back"
+    )
+    proposal_status: str
+    debited_at: datetime
+    returned_at: datetime | None
+
+
+class MandateView(View):
+    """A standing approval: its constraints, decisions, what is left and every write."""
+
+    mandate_id: str
+    status: MandateStatus
+    version: int = Field(description="Send it back as expected_version when deciding")
+    tool: str
+    tool_version: str
+    constraints: dict[str, Any]
+    digest: str = Field(description="sha256(JCS) of tool, requester, constraints and expiry")
+    requester: RequesterView
+    required_role: str | None
+    policy_version: str
+    approvals: list[ApprovalView]
+    preview: PreviewView
+    spent_amount_minor: int
+    used_count: int
+    remaining_amount_minor: int | None
+    remaining_count: int | None
+    created_at: datetime
+    expires_at: datetime
+    ended_reason: str | None
+    writes: list[MandateWriteView] = Field(description="Its history: every write under it")
+    duplicate: bool = Field(False, description="True when this Idempotency-Key was answered before")
+
+    @classmethod
+    def of(cls, state: Any) -> MandateView:
+        """From a :class:`signoff.gate._mandate.MandateState`."""
+        from signoff.gate._mandate import mandate_preview
+
+        m = state.record
+        return cls(
+            mandate_id=m.mandate_id,
+            status=m.status,
+            version=m.version,
+            tool=m.tool,
+            tool_version=m.tool_version,
+            constraints=m.constraints,
+            digest=m.digest,
+            requester=RequesterView(subject=m.requester_subject, actor=m.requester_actor),
+            required_role=m.required_role,
+            policy_version=str(m.policy.get("version", "")),
+            approvals=[
+                ApprovalView(
+                    approver=a.approver,
+                    decision=a.kind.value,
+                    step=a.step,
+                    reason_code=a.reason_code,
+                    reason=a.reason,
+                    decided_at=a.decided_at,
+                )
+                for a in m.approvals
+            ],
+            preview=PreviewView.model_validate(mandate_preview(m).to_dict()),
+            spent_amount_minor=m.spent_minor,
+            used_count=m.used,
+            remaining_amount_minor=state.remaining_amount_minor,
+            remaining_count=state.remaining_count,
+            created_at=from_micros(m.created_at),
+            expires_at=from_micros(m.expires_at),
+            ended_reason=m.ended_reason,
+            writes=[
+                MandateWriteView(
+                    proposal_id=w.proposal_id,
+                    amount_minor=w.amount_minor,
+                    currency=w.currency,
+                    budget=w.status,
+                    proposal_status=w.proposal_status,
+                    debited_at=from_micros(w.debited_at),
+                    returned_at=None if w.returned_at is None else from_micros(w.returned_at),
+                )
+                for w in state.writes
+            ],
+            duplicate=state.duplicate,
+        )

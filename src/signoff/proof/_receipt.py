@@ -54,6 +54,9 @@ def stated_claims(events: Sequence[AuditEvent]) -> dict[str, Any]:
     items = _items(events, outcome)
     if items is not None:
         stated["items"] = items  # a batch: each item's outcome, key and reference
+    debited = next((e for e in events if e.kind == "mandate.debited"), None)
+    if debited is not None:
+        stated["mandate"] = _mandate(debited)
     return stated
 
 
@@ -86,6 +89,17 @@ def proven_executions(events: Sequence[AuditEvent]) -> list[dict[str, Any]]:
             ]
             proven.append({**claims, "approvers": approvers})
     return proven
+
+
+def _mandate(event: AuditEvent) -> dict[str, Any]:
+    """A write under a standing approval: the mandate, its approvers, what was left after it."""
+    data = payload_of(event)
+    names = ("mandate_id", "mandate_digest", "approvers", "amount_minor", "currency")
+    return {
+        **{name: data.get(name) for name in names},
+        "remaining_amount_minor": data.get("remaining_amount_minor"),
+        "remaining_count": data.get("remaining_count"),
+    }
 
 
 def _approver(event: AuditEvent) -> dict[str, Any]:

@@ -7,7 +7,8 @@ checkpoints; the start of the range; then one walk over the events — hash
 recomputed, chain link, authenticator unique, Merkle root compared at every
 checkpoint size and at the size of each checkpoint the caller already holds
 — then coverage (events no checkpoint covers fail unless allowed), each
-proposal's approvals and executions, and what the reader expects.
+proposal's approvals and executions, each mandate's writes, and what the reader
+expects.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from signoff.proof._bundle import Bundle, parse_bundle
 from signoff.proof._checkpoint import Checkpoint
 from signoff.proof._events import leaf_of, recomputed_hash
 from signoff.proof._jws import PublicKeys
+from signoff.proof._mandates import check_mandates
 from signoff.proof._merkle import CompactTree, leaf_hash, verify_consistency, verify_inclusion
 from signoff.proof._receipt import proven_executions
 from signoff.proof._report import Expectation, Report
@@ -67,6 +69,7 @@ def verify_bundle(
     _walk(bundle, tree, prev, checkpoints, mine, report)
     _coverage(bundle, checkpoints, trust, allow_uncovered, report)
     check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events))
+    check_mandates(bundle.events, report)
     report.proven = proven_executions(bundle.events)
     check_expected(expect, report)
     return report

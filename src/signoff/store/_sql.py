@@ -9,12 +9,22 @@ Read Committed. Statements are written with ``?`` placeholders; a backend's
 from __future__ import annotations
 
 from signoff.store._q_audit import AuditEntry, AuditQueries, audit_entry
+from signoff.store._q_channels import ChannelLink, ChannelMessage, ChannelQueries, LinkCode
 from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
+from signoff.store._q_delegations import Delegation, DelegationQueries
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
+from signoff.store._q_mandates import (
+    MandateQueries,
+    MandateRecord,
+    MandateWrite,
+    MandateWriteRecord,
+    PolicyVersionRecord,
+)
 from signoff.store._q_passkeys import PasskeyQueries, PasskeyRecord
 from signoff.store._q_proposals import Circle, ProposalQueries
+from signoff.store._q_push import PushQueries, PushSubscription
 from signoff.store._q_reads import StepReads
 from signoff.store._q_refusals import RefusalQueries
 from signoff.store._q_roles import RoleGrant, RoleQueries
@@ -33,6 +43,7 @@ from signoff.store._sqlbase import Connection, Cursor, Dialect, PremiseFailed
 class SqlTransaction(
     StepQueries,
     StepReads,
+    MandateQueries,
     ProposalQueries,
     TokenQueries,
     ExecutionQueries,
@@ -43,6 +54,9 @@ class SqlTransaction(
     RoleQueries,
     RefusalQueries,
     PasskeyQueries,
+    ChannelQueries,
+    PushQueries,
+    DelegationQueries,
     SessionQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
@@ -50,19 +64,28 @@ class SqlTransaction(
 
 __all__ = [
     "AuditEntry",
+    "ChannelLink",
+    "ChannelMessage",
     "CheckpointRecord",
     "Circle",
     "Connection",
     "ConsumeWrite",
     "Cursor",
     "DecisionWrite",
+    "Delegation",
     "DeliveryRecord",
     "Dialect",
     "IdempotencyRecord",
     "IssuedToken",
+    "LinkCode",
+    "MandateRecord",
+    "MandateWrite",
+    "MandateWriteRecord",
     "OutcomeWrite",
     "PasskeyRecord",
+    "PolicyVersionRecord",
     "PremiseFailed",
+    "PushSubscription",
     "RoleGrant",
     "SqlTransaction",
     "TokenRecord",

@@ -89,7 +89,8 @@ export interface paths {
         put?: never;
         /**
          * Freeze a write request into a proposal awaiting confirmation
-         * @description 422 ``clarification_needed`` carries the question to ask the person.
+         * @description 422 ``clarification_needed`` carries the question to ask the person. With
+         *     ``mandate_id``, a covered write is answered ``confirmed``: pick its token up as usual.
          */
         post: operations["createProposal"];
         delete?: never;
@@ -183,6 +184,100 @@ export interface paths {
         put?: never;
         /** The requester withdraws a proposal nobody has decided yet */
         post: operations["cancelProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject several proposals; each item answered on its own
+         * @description Each item is its own decision over its own version and digest, audited one by one:
+         *     a stale version is that item's 409 and the others are recorded. An approval that needs
+         *     re-typing, a device signature or the identity provider is left out (422
+         *     ``not_batchable``). A retried batch (same Idempotency-Key) replays each item.
+         */
+        post: operations["decideProposals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a standing approval: one tool, constraints, a validity window
+         * @description Decided like a proposal; until then nothing is covered. No constraint, no mandate.
+         */
+        post: operations["createMandate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates/{mandate_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A mandate: what is left of its budget and count, and every write under it */
+        get: operations["getMandate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates/{mandate_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve or reject a mandate; a retried key answers the first decision again */
+        post: operations["decideMandate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mandates/{mandate_id}/revocation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a mandate now; its confirmed writes not yet started are revoked too */
+        post: operations["revokeMandate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -342,6 +437,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/delegations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your delegations, given and held (an admin: the whole tenant's) */
+        get: operations["listDelegations"];
+        put?: never;
+        /** Lend a role to another person of the tenant for a window (out of office) */
+        post: operations["createDelegation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/delegations/{delegation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End a delegation now (the delegator, the delegate or an admin) */
+        delete: operations["endDelegation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -441,6 +571,11 @@ export interface components {
         ApprovalView: {
             /** Approver */
             approver: string;
+            /**
+             * Delegate Of
+             * @description Whom the approver stood in for (a delegation)
+             */
+            delegate_of?: string | null;
             decision: components["schemas"]["DecisionKind"];
             /** Step */
             step: string;
@@ -453,6 +588,8 @@ export interface components {
              * Format: date-time
              */
             decided_at: string;
+            /** @description For request_changes: what the reviewer suggests */
+            suggestion?: components["schemas"]["SuggestionView"] | null;
         };
         /** ApproveRequest */
         ApproveRequest: {
@@ -480,6 +617,11 @@ export interface components {
              * @description Only a rejection has one
              */
             reason_code?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
         };
         /** AuditEventView */
         AuditEventView: {
@@ -516,6 +658,148 @@ export interface components {
             /** Next After */
             next_after?: number | null;
         };
+        /** BatchApprove */
+        BatchApprove: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "approve";
+            /**
+             * Retyped
+             * @description Re-typed values of the proposal's retype fields
+             */
+            retyped?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Reason Code
+             * @description Only a rejection has one
+             */
+            reason_code?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
+            /** Proposal Id */
+            proposal_id: string;
+        };
+        /**
+         * BatchDecision
+         * @description One decision of a batch: a decision and the proposal it is about.
+         */
+        BatchDecision: components["schemas"]["BatchApprove"] | components["schemas"]["BatchReject"] | components["schemas"]["BatchRequestChanges"];
+        /**
+         * BatchItemView
+         * @description One item of a batch: its decision, or the problem that refused it (nothing decided).
+         */
+        BatchItemView: {
+            /** Proposal Id */
+            proposal_id: string;
+            /**
+             * Status
+             * @description The status this item alone would have had (200, 409, …)
+             */
+            status: number;
+            decision?: components["schemas"]["DecisionView"] | null;
+            /**
+             * Problem
+             * @description RFC 9457 problem details of the refusal, with its code
+             */
+            problem?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** BatchReject */
+        BatchReject: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "reject";
+            /**
+             * Reason Code
+             * @description One of the reasons the tool offers (`other` always)
+             */
+            reason_code: string;
+            /**
+             * Retyped
+             * @description Only an approval re-types values
+             */
+            retyped?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
+            /** Proposal Id */
+            proposal_id: string;
+        };
+        /** BatchRequest */
+        BatchRequest: {
+            /**
+             * Decisions
+             * @description Each decided on its own, in order
+             */
+            decisions: components["schemas"]["BatchDecision"][];
+        };
+        /** BatchRequestChanges */
+        BatchRequestChanges: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "request_changes";
+            /**
+             * Suggestion
+             * @description argument name → suggested value (with `reason` as the note); a note, fields, or both
+             */
+            suggestion?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Reason Code
+             * @description Only a rejection has one
+             */
+            reason_code?: null;
+            /**
+             * Retyped
+             * @description Only an approval re-types values
+             */
+            retyped?: null;
+            /** Proposal Id */
+            proposal_id: string;
+        };
+        /** BatchView */
+        BatchView: {
+            /**
+             * Results
+             * @description One per decision, in the request's order
+             */
+            results: components["schemas"]["BatchItemView"][];
+        };
         /** ConfirmationTokenView */
         ConfirmationTokenView: {
             /** Proposal Id */
@@ -535,13 +819,13 @@ export interface components {
          * DecisionKind
          * @enum {string}
          */
-        DecisionKind: "approve" | "reject";
+        DecisionKind: "approve" | "reject" | "request_changes";
         /**
          * DecisionRequest
-         * @description An approval or a rejection; a rejection needs its ``reason_code`` (declared, so a
-         *     generated client knows it before the server says so).
+         * @description An approval, a rejection or a request for changes; a rejection needs its
+         *     ``reason_code`` (declared, so a generated client knows it before the server says so).
          */
-        DecisionRequest: components["schemas"]["ApproveRequest"] | components["schemas"]["RejectRequest"];
+        DecisionRequest: components["schemas"]["ApproveRequest"] | components["schemas"]["RejectRequest"] | components["schemas"]["RequestChangesRequest"];
         /**
          * DecisionView
          * @description A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
@@ -583,6 +867,63 @@ export interface components {
             duplicate: boolean;
             /** @description The proposal as it is now */
             proposal: components["schemas"]["ProposalView"];
+        };
+        /** DelegationList */
+        DelegationList: {
+            /** Delegations */
+            delegations: components["schemas"]["DelegationView"][];
+        };
+        /** DelegationRequest */
+        DelegationRequest: {
+            /**
+             * Delegate
+             * @description Who stands in (a person of the caller's tenant)
+             */
+            delegate: string;
+            /** Role */
+            role: string;
+            /**
+             * Starts At
+             * Format: date-time
+             * @description RFC 3339 with an offset
+             */
+            starts_at: string;
+            /**
+             * Ends At
+             * Format: date-time
+             * @description At most 90 days after starts_at
+             */
+            ends_at: string;
+            /**
+             * Delegator
+             * @description Only a signoff_admin names someone else as the delegator
+             */
+            delegator?: string | null;
+        };
+        /** DelegationView */
+        DelegationView: {
+            /** Delegation Id */
+            delegation_id: string;
+            /** Delegator */
+            delegator: string;
+            /** Delegate */
+            delegate: string;
+            /** Role */
+            role: string;
+            /**
+             * Starts At
+             * Format: date-time
+             */
+            starts_at: string;
+            /**
+             * Ends At
+             * Format: date-time
+             */
+            ends_at: string;
+            /** Created By */
+            created_by: string;
+            /** Ended At */
+            ended_at: string | null;
         };
         /** DeliveryList */
         DeliveryList: {
@@ -743,6 +1084,156 @@ export interface components {
             /** Keys */
             keys: components["schemas"]["PublicJwk"][];
         };
+        /**
+         * MandateBudget
+         * @description Whether a write under a mandate still counts against its budget.
+         * @enum {string}
+         */
+        MandateBudget: "held" | "returned";
+        /**
+         * MandateCoverView
+         * @description What a write under a mandate debited, and what was left after it.
+         */
+        MandateCoverView: {
+            /** Mandate Id */
+            mandate_id: string;
+            /**
+             * Approvers
+             * @description The people who approved the mandate
+             */
+            approvers: string[];
+            /** Amount Minor */
+            amount_minor: number | null;
+            /** Currency */
+            currency: string | null;
+            /**
+             * Remaining Amount Minor
+             * @description The budget left after this write
+             */
+            remaining_amount_minor: number | null;
+            /**
+             * Remaining Count
+             * @description The writes left after this one
+             */
+            remaining_count: number | null;
+        };
+        /** MandateRequest */
+        MandateRequest: {
+            /**
+             * Tool
+             * @description A catalog tool name
+             */
+            tool: string;
+            /**
+             * Constraints
+             * @description currency, max_amount_minor, total_amount_minor, max_count, resources, agents (docs/POLICIES.md); no constraint, no mandate
+             */
+            constraints: {
+                [key: string]: unknown;
+            };
+            /**
+             * Expires In Seconds
+             * @description The validity window, from now
+             */
+            expires_in_seconds: number;
+        };
+        /** MandateRevocationRequest */
+        MandateRevocationRequest: {
+            /** Reason */
+            reason: string;
+        };
+        /**
+         * MandateStatus
+         * @description Where a standing approval stands (a named schema for generators).
+         * @enum {string}
+         */
+        MandateStatus: "awaiting_confirmation" | "active" | "declined" | "revoked" | "expired";
+        /**
+         * MandateView
+         * @description A standing approval: its constraints, decisions, what is left and every write.
+         */
+        MandateView: {
+            /** Mandate Id */
+            mandate_id: string;
+            status: components["schemas"]["MandateStatus"];
+            /**
+             * Version
+             * @description Send it back as expected_version when deciding
+             */
+            version: number;
+            /** Tool */
+            tool: string;
+            /** Tool Version */
+            tool_version: string;
+            /** Constraints */
+            constraints: {
+                [key: string]: unknown;
+            };
+            /**
+             * Digest
+             * @description sha256(JCS) of tool, requester, constraints and expiry
+             */
+            digest: string;
+            requester: components["schemas"]["RequesterView"];
+            /** Required Role */
+            required_role: string | null;
+            /** Policy Version */
+            policy_version: string;
+            /** Approvals */
+            approvals: components["schemas"]["ApprovalView"][];
+            preview: components["schemas"]["PreviewView"];
+            /** Spent Amount Minor */
+            spent_amount_minor: number;
+            /** Used Count */
+            used_count: number;
+            /** Remaining Amount Minor */
+            remaining_amount_minor: number | null;
+            /** Remaining Count */
+            remaining_count: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /** Ended Reason */
+            ended_reason: string | null;
+            /**
+             * Writes
+             * @description Its history: every write under it
+             */
+            writes: components["schemas"]["MandateWriteView"][];
+            /**
+             * Duplicate
+             * @description True when this Idempotency-Key was answered before
+             * @default false
+             */
+            duplicate: boolean;
+        };
+        /** MandateWriteView */
+        MandateWriteView: {
+            /** Proposal Id */
+            proposal_id: string;
+            /** Amount Minor */
+            amount_minor: number | null;
+            /** Currency */
+            currency: string | null;
+            /** @description held: counted (it happened, or may have); returned: known not to have happened, its amount and count given back */
+            budget: components["schemas"]["MandateBudget"];
+            /** Proposal Status */
+            proposal_status: string;
+            /**
+             * Debited At
+             * Format: date-time
+             */
+            debited_at: string;
+            /** Returned At */
+            returned_at: string | null;
+        };
         /** PreviewFieldView */
         PreviewFieldView: {
             /** Name */
@@ -835,7 +1326,7 @@ export interface components {
          * ProposalStatus
          * @enum {string}
          */
-        ProposalStatus: "awaiting_confirmation" | "declined" | "cancelled" | "expired" | "confirmed" | "revoked" | "executing" | "succeeded" | "failed_retryable" | "failed_terminal" | "unknown" | "needs_attention";
+        ProposalStatus: "awaiting_confirmation" | "declined" | "changes_requested" | "cancelled" | "expired" | "confirmed" | "revoked" | "executing" | "succeeded" | "failed_retryable" | "failed_terminal" | "unknown" | "needs_attention";
         /** ProposalView */
         ProposalView: {
             /** Proposal Id */
@@ -893,6 +1384,28 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+            /**
+             * Policy Version
+             * @description Digest of the effective policy it was proposed under (its token binds it)
+             * @default
+             */
+            policy_version: string;
+            /** @description The standing approval this write was confirmed under, if any */
+            mandate?: components["schemas"]["MandateCoverView"] | null;
+            /**
+             * Mandate Refusal
+             * @description Why the named mandate did not cover it (the policy fell back to a person)
+             */
+            mandate_refusal?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Supersedes
+             * @description The proposal returned with changes requested that this answers
+             */
+            supersedes?: string | null;
+            /** @description When status is changes_requested: the suggestion to propose anew with */
+            changes_requested?: components["schemas"]["SuggestionView"] | null;
         };
         /** ProposeRequest */
         ProposeRequest: {
@@ -913,6 +1426,16 @@ export interface components {
              * @description The model's explanation (untrusted)
              */
             rationale?: string | null;
+            /**
+             * Mandate Id
+             * @description Confirm under this standing approval (POST /v1/mandates): a write it covers is confirmed at once; one it does not is refused naming the constraint
+             */
+            mandate_id?: string | null;
+            /**
+             * Supersedes
+             * @description A proposal returned with changes requested that this one answers
+             */
+            supersedes?: string | null;
         };
         /**
          * ProtectedResourceMetadata
@@ -1033,6 +1556,15 @@ export interface components {
              * @description A batch: every item's outcome, request key and provider reference; failed items are reported on their own (empty for a single write)
              */
             items?: components["schemas"]["ItemView"][];
+            /** @description A write under a standing approval: the mandate and the budget left */
+            mandate?: components["schemas"]["MandateCoverView"] | null;
+            /**
+             * On Behalf Of
+             * @description Approver → the person they stood in for (delegation)
+             */
+            on_behalf_of?: {
+                [key: string]: string;
+            };
         };
         /** RejectRequest */
         RejectRequest: {
@@ -1053,6 +1585,43 @@ export interface components {
              * @description One of the reasons the tool offers (`other` always)
              */
             reason_code: string;
+            /**
+             * Retyped
+             * @description Only an approval re-types values
+             */
+            retyped?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
+        };
+        /** RequestChangesRequest */
+        RequestChangesRequest: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "request_changes";
+            /**
+             * Suggestion
+             * @description argument name → suggested value (with `reason` as the note); a note, fields, or both
+             */
+            suggestion?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Reason Code
+             * @description Only a rejection has one
+             */
+            reason_code?: null;
             /**
              * Retyped
              * @description Only an approval re-types values
@@ -1163,6 +1732,21 @@ export interface components {
         StopRequest: {
             /** Reason */
             reason: string;
+        };
+        /** SuggestionView */
+        SuggestionView: {
+            /**
+             * Note
+             * @description The reviewer's words: what to change and why
+             */
+            note: string;
+            /**
+             * Fields
+             * @description Argument name → the value the reviewer suggests
+             */
+            fields: {
+                [key: string]: unknown;
+            };
         };
         /** WhoAmI */
         WhoAmI: {
@@ -1289,7 +1873,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1300,7 +1884,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1351,7 +1935,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhoAmI"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1416,7 +2000,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1484,7 +2068,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1495,7 +2079,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1504,7 +2088,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1524,6 +2108,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
             413: {
                 headers: {
@@ -1533,7 +2126,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1593,7 +2186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1604,7 +2197,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1673,7 +2266,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1684,7 +2277,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1693,7 +2286,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1713,7 +2306,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1731,7 +2324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1782,7 +2375,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1793,7 +2386,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1802,7 +2395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1822,7 +2415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1877,7 +2470,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1888,7 +2481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1897,7 +2490,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1917,7 +2510,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1977,7 +2570,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1988,7 +2581,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1997,7 +2590,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2017,8 +2610,474 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideProposals: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A unique key per logical request (IETF draft: an sf-string, "…") */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createMandate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MandateRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMandate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mandate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideMandate: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A unique key per logical request (IETF draft: an sf-string, "…") */
+                "Idempotency-Key": string;
+            };
+            path: {
+                mandate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeMandate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mandate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MandateRevocationRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2070,7 +3129,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2150,7 +3209,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2161,7 +3220,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2170,7 +3229,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2190,7 +3249,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2208,7 +3267,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2259,7 +3318,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2270,7 +3329,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2343,7 +3402,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2354,7 +3413,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2363,7 +3422,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2383,7 +3442,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2438,7 +3497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2449,7 +3508,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2458,7 +3517,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2478,7 +3537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2542,7 +3601,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2553,7 +3612,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2562,7 +3621,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2582,7 +3641,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2631,7 +3690,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleGrantsView"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2642,7 +3701,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2662,7 +3721,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2712,7 +3771,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2723,7 +3782,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2743,7 +3802,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2793,7 +3852,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2804,7 +3863,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2824,7 +3883,271 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDelegations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegationList"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createDelegation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DelegationRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegationView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endDelegation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delegation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2878,7 +4201,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2889,7 +4212,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2898,7 +4221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2961,7 +4284,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2972,7 +4295,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3035,7 +4358,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -3046,7 +4369,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3055,7 +4378,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3075,7 +4398,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3115,7 +4438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3166,7 +4489,7 @@ export interface operations {
                     "application/json": components["schemas"]["Jwks"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
