@@ -1,246 +1,250 @@
 /** Verifying an audit bundle (docs/PROOF-FORMAT.md §6). */
-import { fromBase64, isHex64 } from "./bytes.js";
+import { equalBytes, fromBase64, isHex64 } from "./bytes.js";
 import { backdatedCosignatures, openCheckpoint, quorumMet, SKEW_SECONDS, type Checkpoint } from "./checkpoint.js";
+import { checkLog, isObject, requireTrust, verdict, withCosignatures } from "./common.js";
+import { ProofFormatError } from "./errors.js";
 import { eventHash, GENESIS, parseEvent, type AuditEvent } from "./events.js";
 import { checkExpectation } from "./expect.js";
 import { Frontier, leafHash, verifyConsistency, verifyInclusion } from "./merkle.js";
 import { NoteError } from "./note.js";
-import { checkProposals } from "./proposals.js";
 import { Findings, type Expectation, type Verdict } from "./report.js";
-import { parseTrust, type TrustRoot } from "./trust.js";
-import { equalBytes } from "./bytes.js";
+import type { TrustRoot } from "./trust.js";
+
+export const BUNDLE_FORMAT = "signoff-audit-bundle/1";
 
 export interface BundleOptions {
-  /** Checkpoint notes the reader already holds: the bundle must be consistent with each (`fork_detected`). */
+  /** Checkpoint notes the reader already holds: the bundle must be consistent with each (`fork_detected`); copies of its checkpoints add their cosignatures. */
   held?: readonly string[];
   /** Report events no checkpoint covers instead of failing (`events_uncovered`). */
   allowUncovered?: boolean;
   expect?: Expectation;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-export function emptyVerdict(kind: "bundle" | "receipt", findings: Findings): Verdict {
-  return { ok: false, kind, findings: findings.failed, notices: findings.notices, proven: [], events: 0, checkpoints: 0, covered: 0, uncovered: 0, newest: null, executions: 0, devices: 0 };
+interface Bundle {
+  tenant: string;
+  origin: string;
+  start: number;
+  frontier: Uint8Array[];
+  anchorHash: string | null;
+  anchorProof: Uint8Array[];
+  events: AuditEvent[];
+  checkpoints: string[];
+  consistency: { oldSize: number; newSize: number; proof: Uint8Array[] }[];
 }
 
-/** The trust root, or null (and `no_trust_root`) when there is none. */
-export async function trustOrNothing(trust: unknown, findings: Findings): Promise<TrustRoot | null> {
-  if (trust === null || trust === undefined) {
-    findings.add("no_trust_root", "no trust root: pass the deployment's trust file or JWKS (never the keys inside what is verified)");
+function hashes(value: unknown, what: string): Uint8Array[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new ProofFormatError(`the bundle's ${what} is not a list`);
+  return value.map((item) => {
+    const bytes = typeof item === "string" ? fromBase64(item) : null;
+    if (bytes === null || bytes.length !== 32) throw new ProofFormatError(`a hash of the bundle's ${what} is not 32 bytes of base64`);
+    return bytes;
+  });
+}
+
+const int = (value: unknown, what: string): number => {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new ProofFormatError(`the bundle's ${what} is not an integer`);
+  return value;
+};
+
+/** The bundle's members and types; `ProofFormatError` when it is not a `signoff-audit-bundle/1`. */
+function parseBundle(document: unknown): Bundle {
+  if (!isObject(document) || document["format"] !== BUNDLE_FORMAT) throw new ProofFormatError(`not a ${BUNDLE_FORMAT} document`);
+  const { tenant, origin, events, checkpoints } = document;
+  if (typeof tenant !== "string" || typeof origin !== "string") throw new ProofFormatError("the bundle has no tenant or origin");
+  if (!Array.isArray(events) || !Array.isArray(checkpoints) || !checkpoints.every((n) => typeof n === "string")) {
+    throw new ProofFormatError("the bundle's events and checkpoints are not lists (of events, of notes)");
+  }
+  const start = document["start"] ?? { size: 0 };
+  if (!isObject(start)) throw new ProofFormatError("the bundle's start is not an object");
+  const anchor = start["anchor"] ?? {};
+  if (!isObject(anchor)) throw new ProofFormatError("the bundle's start.anchor is not an object");
+  const consistency = document["consistency"] ?? [];
+  if (!Array.isArray(consistency)) throw new ProofFormatError("the bundle's consistency is not a list");
+  return {
+    tenant,
+    origin,
+    start: int(start["size"], "start.size"),
+    frontier: hashes(start["frontier"], "start.frontier"),
+    anchorHash: typeof anchor["hash"] === "string" ? anchor["hash"] : null,
+    anchorProof: hashes(anchor["proof"], "start.anchor.proof"),
+    events: events.map((raw) => {
+      const event = parseEvent(raw);
+      if (typeof event === "string") throw new ProofFormatError(event);
+      return event;
+    }),
+    checkpoints: checkpoints as string[],
+    consistency: consistency.map((link) => {
+      if (!isObject(link)) throw new ProofFormatError("a consistency proof is not an object");
+      return { oldSize: int(link["old_size"], "consistency old_size"), newSize: int(link["new_size"], "consistency new_size"), proof: hashes(link["proof"], "consistency proof") };
+    }),
+  };
+}
+
+/** The checkpoint if the trust root's keys signed it for `origin` inside their window; else null, with the finding. */
+export function openTrusted(note: string, trust: TrustRoot, origin: string, findings: Findings, where: string): Checkpoint | null {
+  if (trust.logs.length > 0 && !trust.logs.includes(origin)) {
+    findings.add("origin_untrusted", `${where}: the log ${origin} is not one the trust root lists`);
     return null;
   }
-  return parseTrust(trust);
+  try {
+    return openCheckpoint(note, trust, origin);
+  } catch (error) {
+    if (!(error instanceof NoteError)) throw error;
+    findings.add("checkpoint_signature", `${where}: ${error.message}`);
+    return null;
+  }
 }
 
-function hashes(value: unknown): Uint8Array[] | null {
-  if (!Array.isArray(value)) return null;
-  const out: Uint8Array[] = [];
-  for (const item of value) {
-    const bytes = typeof item === "string" ? fromBase64(item) : null;
-    if (bytes === null || bytes.length !== 32) return null;
-    out.push(bytes);
+/** The newest checkpoint's witnesses: the quorum, and no cosignature more than 300 s before the log signed. */
+export function checkWitnesses(checkpoint: Checkpoint, trust: TrustRoot, findings: Findings): void {
+  if (!quorumMet(checkpoint, trust)) {
+    const have = checkpoint.cosignatures.map((c) => c.name).sort().join(", ") || "none";
+    findings.add("cosignatures_missing", `checkpoint ${checkpoint.size} has ${checkpoint.cosignatures.length} of the ${trust.witnessQuorum} witness cosignatures required (${have})`);
   }
-  return out;
+  for (const c of backdatedCosignatures(checkpoint)) {
+    findings.add("checkpoint_time", `${c.name} cosigned checkpoint ${checkpoint.size} at ${c.time}, more than ${SKEW_SECONDS} s before the log signed it (${checkpoint.time})`);
+  }
+}
+
+/** No event a checkpoint covers is dated after its signed time (⌊at / 10⁶⌋ > time + 300). */
+export function checkEventTime(checkpoint: Checkpoint, latestAt: number, findings: Findings): void {
+  if (checkpoint.time !== null && Math.floor(latestAt / 1_000_000) > checkpoint.time + SKEW_SECONDS) {
+    findings.add("checkpoint_time", `checkpoint ${checkpoint.size} says it was signed at ${checkpoint.time}, before the events it covers (${Math.floor(latestAt / 1_000_000)}): a back-dated signature`);
+  }
 }
 
 /**
  * Verify an exported bundle (`signoff audit export`) under `trust` — a trust file or JWKS from
- * the deployment, never the bundle's own `jwks`. Throws `TrustFileError` for an unusable trust
- * root; every other failure is a finding of the verdict.
+ * the deployment, never the bundle's own `jwks`. Throws `NoTrustRoot` without a trust root and
+ * `ProofFormatError` for a trust root or bundle not in the documented format; every other
+ * failure is a finding of the verdict.
  */
-export async function verifyBundle(bundle: unknown, trust: unknown, options: BundleOptions = {}): Promise<Verdict> {
+export async function verifyBundle(document: unknown, trust: unknown, options: BundleOptions = {}): Promise<Verdict> {
+  const root = await requireTrust(trust, "a bundle");
+  const bundle = parseBundle(document);
   const findings = new Findings();
-  const root = await trustOrNothing(trust, findings);
-  if (root === null) return emptyVerdict("bundle", findings);
-  const b = isObject(bundle) ? bundle : {};
-  const start = isObject(b["start"]) ? b["start"] : null;
-  const m = start?.["size"];
-  if (
-    b["format"] !== "signoff-audit-bundle/1" || typeof b["tenant"] !== "string" || typeof b["origin"] !== "string" ||
-    !Array.isArray(b["events"]) || !Array.isArray(b["checkpoints"]) || !b["checkpoints"].every((n) => typeof n === "string") ||
-    (b["consistency"] !== undefined && !Array.isArray(b["consistency"])) || typeof m !== "number" || !Number.isSafeInteger(m) || m < 0
-  ) {
-    findings.add("malformed", "not a signoff-audit-bundle/1 document (format, tenant, origin, start.size, events, checkpoints)");
-    return emptyVerdict("bundle", findings);
-  }
-  const tenant = b["tenant"];
-  const origin = b["origin"];
-  if (root.logs.length > 0 && !root.logs.includes(origin)) {
-    findings.add("origin_untrusted", `the bundle is of the log ${origin}, which the trust root does not list (${root.logs.join(", ")})`);
-    return emptyVerdict("bundle", findings);
-  }
+  const held = options.held ?? [];
+  const m = bundle.start;
 
-  // 1. Open every checkpoint.
+  // 1. Every checkpoint (held copies add their cosignatures); one root per size.
   const bySize = new Map<number, Checkpoint>();
-  const failedSizes = new Set<number>();
-  (b["checkpoints"] as string[]).forEach((note, i) => {
-    let checkpoint: Checkpoint;
-    try {
-      checkpoint = openCheckpoint(note, root, origin);
-    } catch (error) {
-      if (!(error instanceof NoteError)) throw error;
-      const size = Number(note.split("\n")[1]);
-      if (Number.isSafeInteger(size)) failedSizes.add(size);
-      findings.add("checkpoint_signature", `checkpoint ${i + 1} does not open under the trust root: ${error.message}`);
+  bundle.checkpoints.forEach((note, i) => {
+    const checkpoint = openTrusted(withCosignatures(note, held), root, bundle.origin, findings, `checkpoint ${i + 1}`);
+    if (checkpoint === null) return;
+    const same = bySize.get(checkpoint.size);
+    if (same !== undefined && !equalBytes(same.root, checkpoint.root)) findings.add("checkpoint_inconsistent", `two roots signed for size ${checkpoint.size}`);
+    bySize.set(checkpoint.size, checkpoint);
+  });
+  const mine = new Map<number, Checkpoint>();
+  held.forEach((note, i) => {
+    const where = `held checkpoint ${i + 1}`;
+    const checkpoint = openTrusted(note, root, bundle.origin, findings, where);
+    if (checkpoint === null) return;
+    if (checkpoint.size < m) {
+      findings.add("checkpoint_unverifiable", `${where} (${checkpoint.size}) is before this bundle's start (${m}): export from size ${checkpoint.size} or earlier`);
       return;
     }
-    const same = bySize.get(checkpoint.size);
-    if (same !== undefined && !equalBytes(same.root, checkpoint.root)) {
-      findings.add("checkpoint_inconsistent", `two signed checkpoints of size ${checkpoint.size} with different roots`);
-    } else if (same === undefined || checkpoint.cosignatures.length > same.cosignatures.length) {
-      bySize.set(checkpoint.size, checkpoint);
-    }
-    for (const c of backdatedCosignatures(checkpoint)) {
-      findings.add("checkpoint_time", `${c.name} cosigned checkpoint ${checkpoint.size} at ${c.time}, more than ${SKEW_SECONDS} s before the log signed it (${checkpoint.time})`);
-    }
+    mine.set(checkpoint.size, checkpoint);
   });
 
-  // 2. Consistency proofs between checkpoints.
-  for (const link of (b["consistency"] as unknown[] | undefined) ?? []) {
-    const l = isObject(link) ? link : {};
-    const oldSize = l["old_size"];
-    const newSize = l["new_size"];
-    const proof = hashes(l["proof"]);
-    if (typeof oldSize !== "number" || typeof newSize !== "number" || proof === null) {
-      findings.add("checkpoint_inconsistent", "a consistency proof is not {old_size, new_size, proof: [base64…]}");
-      continue;
-    }
-    const older = bySize.get(oldSize);
-    const newer = bySize.get(newSize);
-    if (older === undefined || newer === undefined) {
-      if (!failedSizes.has(oldSize) && !failedSizes.has(newSize)) findings.add("checkpoint_inconsistent", `a consistency proof from ${oldSize} to ${newSize} names a checkpoint the bundle does not hold`);
-      continue;
-    }
-    if (!verifyConsistency(oldSize, newSize, older.root, newer.root, proof)) {
-      findings.add("checkpoint_inconsistent", `the checkpoint of size ${newSize} is not an extension of the one of size ${oldSize}`);
+  // 2. Consistency between checkpoints.
+  for (const link of bundle.consistency) {
+    const older = bySize.get(link.oldSize);
+    const newer = bySize.get(link.newSize);
+    if (older === undefined || newer === undefined) findings.add("checkpoint_inconsistent", `proof ${link.oldSize}→${link.newSize}: no checkpoint`);
+    else if (!verifyConsistency(link.oldSize, link.newSize, older.root, newer.root, link.proof)) {
+      findings.add("checkpoint_inconsistent", `checkpoint ${link.newSize} does not extend checkpoint ${link.oldSize}`);
     }
   }
 
-  // The reader's own checkpoints.
-  const held = new Map<number, Checkpoint>();
-  for (const note of options.held ?? []) {
-    try {
-      const checkpoint = openCheckpoint(note, root, origin);
-      held.set(checkpoint.size, checkpoint);
-    } catch (error) {
-      if (!(error instanceof NoteError)) throw error;
-      findings.add("checkpoint_signature", `the checkpoint you hold does not open under the trust root: ${error.message}`);
-    }
-  }
-
-  // 3. Where the bundle starts.
-  let tree: Frontier | null = new Frontier();
-  let prevHash = GENESIS;
+  // 3. The start of the range: the frontier folds into checkpoint m, whose event m is the anchor.
+  let tree = new Frontier();
+  let prev = GENESIS;
   if (m > 0) {
+    const fitted = Frontier.of(m, bundle.frontier);
+    prev = bundle.anchorHash ?? "";
     const anchored = bySize.get(m);
-    const anchor = isObject(start?.["anchor"]) ? (start["anchor"] as Record<string, unknown>) : {};
-    const frontier = hashes(start?.["frontier"]);
-    const proof = hashes(anchor["proof"]);
-    tree = frontier === null ? null : Frontier.of(m, frontier);
-    prevHash = isHex64(anchor["hash"]) ? anchor["hash"] : GENESIS;
-    if (anchored === undefined) {
-      findings.add("start_mismatch", `the bundle starts at ${m}, where it holds no signed checkpoint`);
-    } else if (tree === null || !equalBytes(tree.root(), anchored.root)) {
-      findings.add("start_mismatch", `the frontier does not fold into the root of checkpoint ${m}`);
-    } else if (!isHex64(anchor["hash"]) || proof === null || !verifyInclusion(m - 1, m, leafHash(anchor["hash"]), proof, anchored.root)) {
-      findings.add("start_mismatch", `the anchor is not event ${m} of checkpoint ${m}`);
+    if (fitted === null) {
+      findings.add("start_mismatch", `the frontier does not fit size ${m}`);
+    } else {
+      tree = fitted;
+      if (anchored === undefined || !equalBytes(tree.root(), anchored.root)) {
+        findings.add("start_mismatch", `the range does not start at a signed checkpoint (${m})`);
+      } else if (!isHex64(bundle.anchorHash) || !verifyInclusion(m - 1, m, leafHash(bundle.anchorHash), bundle.anchorProof, anchored.root)) {
+        findings.add("start_mismatch", `event #${m} is not proven in checkpoint ${m}`);
+      }
     }
-  } else if (start?.["frontier"] !== undefined && (hashes(start["frontier"])?.length ?? 1) !== 0) {
-    findings.add("start_mismatch", "a bundle that starts at 0 carries a frontier");
   }
 
-  // 4. Walk the events.
-  const events: AuditEvent[] = [];
-  const macs = new Set<string>();
-  let newestAt = Number.NEGATIVE_INFINITY;
-  for (const raw of b["events"] as unknown[]) {
-    const event = parseEvent(raw);
-    if (typeof event === "string") {
-      findings.add("malformed", `${event}; the events after it are not checked`);
-      break;
-    }
-    const expected = m + events.length + 1;
+  // 4. One walk: hash, link, authenticator, and the root at every checkpoint size.
+  const macs = new Map<string, number>();
+  let latestAt = 0;
+  for (const event of bundle.events) {
+    const where = `event #${event.seq} (${event.kind})`;
     const at = { seq: event.seq, proposal_id: event.proposal_id };
-    if (event.tenant !== tenant) findings.add("wrong_tenant", `event ${event.seq} is of the tenant ${event.tenant}, the bundle of ${tenant}`, at);
-    let recomputed: string | null;
-    try {
-      recomputed = eventHash(event);
-    } catch {
-      recomputed = null;
-    }
-    if (recomputed !== event.hash) findings.add("event_edited", `event ${event.seq} (${event.kind}) does not hash to its hash: its content was edited`, at);
-    if (event.seq !== expected) findings.add("chain_broken", `event ${event.seq} stands where event ${expected} belongs`, at);
-    else if (event.prev_hash !== prevHash) findings.add("chain_broken", `event ${event.seq} does not link to the event before it`, at);
+    if (event.tenant !== bundle.tenant) findings.add("wrong_tenant", `${where} belongs to tenant ${JSON.stringify(event.tenant)}`, at);
+    if (event.seq !== tree.size + 1 || event.prev_hash !== prev) findings.add("chain_broken", `${where}: gap or broken link before it`, at);
+    if (safeHash(event) !== event.hash) findings.add("event_edited", `${where}: content does not match its hash`, at);
     if (event.mac !== undefined) {
-      if (macs.has(event.mac)) findings.add("event_replayed", `event ${event.seq} carries the authenticator of an earlier event: a replay`, at);
-      macs.add(event.mac);
+      const first = macs.get(event.mac);
+      if (first !== undefined) findings.add("event_replayed", `${where} repeats event #${first}`, at);
+      else macs.set(event.mac, event.seq);
     }
-    events.push(event);
-    prevHash = event.hash;
-    newestAt = Math.max(newestAt, event.at);
-    if (tree === null) continue;
+    latestAt = Math.max(latestAt, event.at);
     tree.append(leafHash(event.hash));
-    const checkpoint = bySize.get(tree.size);
-    if (checkpoint !== undefined) {
-      if (!equalBytes(tree.root(), checkpoint.root)) {
-        findings.add("checkpoint_mismatch", `the events do not give the root checkpoint ${checkpoint.size} signed: history was rewritten`);
-      }
-      if (checkpoint.time !== null && newestAt / 1_000_000 > checkpoint.time + SKEW_SECONDS) {
-        findings.add("checkpoint_time", `checkpoint ${checkpoint.size} is dated ${checkpoint.time}, before events it covers: a back-dated signature`);
-      }
+    prev = event.hash;
+    const signed = bySize.get(tree.size);
+    if (signed !== undefined) {
+      if (!equalBytes(signed.root, tree.root())) findings.add("checkpoint_mismatch", `checkpoint ${tree.size} signed other events than these (history rewritten)`);
+      checkEventTime(signed, latestAt, findings);
     }
-    const mine = held.get(tree.size);
-    if (mine !== undefined && !equalBytes(tree.root(), mine.root)) {
-      findings.add("fork_detected", `the checkpoint of size ${mine.size} you hold has another root than this log: a fork`);
+    const yours = mine.get(tree.size);
+    if (yours !== undefined && !equalBytes(yours.root, tree.root())) {
+      findings.add("fork_detected", `the checkpoint of size ${tree.size} you hold has another root than this log: a fork, or history rewritten since`);
     }
   }
-  const end = m + events.length;
-
-  // The reader's checkpoints outside the events.
-  for (const mine of held.values()) {
-    if (mine.size > end) findings.add("events_missing", `the checkpoint you hold covers ${mine.size} events, the bundle ends at ${end}`);
-    else if (mine.size < m) findings.add("checkpoint_unverifiable", `the checkpoint you hold (size ${mine.size}) is before the bundle's start (${m})`);
-    else if (mine.size === m && m > 0 && bySize.get(m) !== undefined && !equalBytes((bySize.get(m) as Checkpoint).root, mine.root)) {
-      findings.add("fork_detected", `the checkpoint of size ${m} you hold has another root than this log: a fork`);
-    }
+  for (const size of mine.keys()) {
+    if (size > tree.size) findings.add("events_missing", `a checkpoint you hold covers ${size} events; the bundle ends at #${tree.size}`);
   }
 
-  // 5. Coverage.
-  const sizes = [...bySize.keys()].sort((x, y) => x - y);
-  const newest = sizes.length === 0 ? null : (bySize.get(sizes.at(-1) as number) as Checkpoint);
-  let coveredUpTo = m;
-  if (newest === null) {
-    findings.add("no_checkpoint", "no checkpoint signed by a trusted key: nothing is covered");
+  // 5. Coverage and the newest checkpoint's witnesses.
+  const end = m + bundle.events.length;
+  const last = Math.max(0, ...bySize.keys());
+  if (last > end) findings.add("events_missing", `checkpoint ${last} covers ${last} events; the bundle ends at #${end}`);
+  const covered = Math.max(0, Math.min(last, end) - m);
+  const uncovered = Math.max(0, end - Math.max(last, m));
+  const newest = bySize.get(last);
+  if (newest === undefined) {
+    findings.add("no_checkpoint", "no checkpoint signed by a trusted key: nothing is vouched");
   } else {
-    coveredUpTo = Math.min(newest.size, end);
-    if (newest.size > end) findings.add("events_missing", `checkpoint ${newest.size} covers more events than the bundle's ${end}: its tail was cut`);
-    if (end > newest.size) {
-      const message = `events ${Math.max(newest.size, m) + 1}…${end} are covered by no checkpoint`;
-      if (options.allowUncovered === true) findings.notice("events_uncovered", message);
+    checkWitnesses(newest, root, findings);
+    if (uncovered > 0) {
+      const message = `${uncovered} events after checkpoint ${last} (#${Math.max(last, m) + 1}…#${end}) are not covered by any signed checkpoint`;
+      if (options.allowUncovered === true) findings.note(`${message} (allowed)`);
       else findings.add("events_uncovered", message);
     }
-    if (!quorumMet(newest, root)) {
-      findings.add("cosignatures_missing", `the newest checkpoint has ${newest.cosignatures.length} of the ${root.witnessQuorum} witness cosignatures the trust root requires`);
-    }
   }
 
-  // 6. Per proposal, and what the reader expects.
-  const proposals = checkProposals(events, root, findings, coveredUpTo);
-  checkExpectation(proposals.proven, options.expect, findings);
-  return {
-    ok: findings.failed.length === 0,
-    kind: "bundle",
-    findings: findings.failed,
-    notices: findings.notices,
-    proven: proposals.proven,
-    events: events.length,
+  // 6. Per proposal, per mandate, and what the reader expects.
+  const results = checkLog(bundle.events, root, findings, newest === undefined ? 0 : last);
+  checkExpectation(results.proven, options.expect, findings);
+  return verdict("bundle", findings, {
+    proven: results.proven,
+    events: bundle.events.length,
     checkpoints: bySize.size,
-    covered: Math.max(coveredUpTo - m, 0),
-    uncovered: end - Math.max(coveredUpTo, m),
-    newest: newest === null ? null : { size: newest.size, time: newest.time, cosignatures: newest.cosignatures },
-    executions: proposals.executions,
-    devices: proposals.devices,
-  };
+    covered,
+    uncovered,
+    newest: newest === undefined ? null : { size: newest.size, time: newest.time, cosignatures: newest.cosignatures },
+    executions: results.executions,
+    devices: results.devices,
+  });
+}
+
+export function safeHash(event: AuditEvent): string | null {
+  try {
+    return eventHash(event);
+  } catch {
+    return null;
+  }
 }

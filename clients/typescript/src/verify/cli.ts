@@ -13,9 +13,9 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 import { verifyBundle } from "./bundle.js";
+import { ProofFormatError } from "./errors.js";
 import { verifyReceipt } from "./receipt.js";
 import { formatVerdict, type Expectation } from "./report.js";
-import { TrustFileError } from "./trust.js";
 
 const USAGE = "usage: signoff-verify (--receipt FILE | --bundle FILE) (--trust FILE | --jwks FILE) [--checkpoint NOTE]… [--allow-uncovered] [--proposal ID] [--digest HEX] [--args FILE]";
 
@@ -36,7 +36,7 @@ function readText(path: string, what: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch {
-    return fail("unreadable_file", `cannot read the ${what} ${path} — check the path`);
+    return fail("proof_format", `cannot read the ${what} ${path} — check the path`);
   }
 }
 
@@ -45,7 +45,7 @@ function readJson(path: string, what: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    return fail("invalid_json", `the ${what} ${path} is not JSON — pass the file signoff wrote`);
+    return fail("proof_format", `the ${what} ${path} is not JSON — export it again`);
   }
 }
 
@@ -70,53 +70,47 @@ async function main(argv: string[]): Promise<number> {
       allowPositionals: false,
     }));
   } catch (error) {
-    return fail("usage", `${(error as Error).message} — ${USAGE}`);
+    return fail("invalid_request", `${(error as Error).message} — ${USAGE}`);
   }
   if (values.help === true) {
     console.log(USAGE);
     return 0;
   }
-  if ((values.receipt === undefined) === (values.bundle === undefined)) fail("usage", `give one of --receipt and --bundle — ${USAGE}`);
-  if (values.trust !== undefined && values.jwks !== undefined) fail("usage", "give --trust or --jwks, not both");
+  if ((values.receipt === undefined) === (values.bundle === undefined)) fail("invalid_request", `pass one of --bundle or --receipt — ${USAGE}`);
+  if (values.trust !== undefined && values.jwks !== undefined) fail("invalid_request", "pass one of --jwks or --trust — not both");
   const trustPath = values.trust ?? values.jwks;
   if (trustPath === undefined) {
-    fail("no_trust_root", "no trust root — pass the deployment's --trust file (`signoff keys export-trust`) or --jwks; the keys inside what you verify are never trusted");
+    fail("no_trust_root", "nothing verifies without a trust root obtained apart from what you verify — pass --trust FILE (`signoff keys export-trust`) or --jwks FILE");
   }
   const trust = readJson(trustPath, values.trust !== undefined ? "trust file" : "JWKS");
+  const isTrustFile = typeof trust === "object" && trust !== null && "format" in trust;
+  if (values.trust !== undefined && !isTrustFile) fail("proof_format", `the trust file ${trustPath} is not a signoff-trust/1 document — a JWKS goes with --jwks`);
+  if (values.jwks !== undefined && isTrustFile) fail("proof_format", `${trustPath} is a trust file — pass it with --trust`);
   const held = (values.checkpoint ?? []).map((path) => readText(path, "checkpoint"));
   const expect: Expectation = {};
   if (values.proposal !== undefined) expect.proposal = values.proposal;
   if (values.digest !== undefined) {
-    if (!/^[0-9a-f]{64}$/.test(values.digest)) fail("usage", "--digest is 64 lowercase hex characters (a SHA-256)");
+    if (!/^[0-9a-f]{64}$/.test(values.digest)) fail("invalid_request", "--digest is 64 lowercase hex characters (a SHA-256)");
     expect.digest = values.digest;
   }
   if (values.args !== undefined) expect.args = readJson(values.args, "arguments file");
   const verdict =
     values.receipt !== undefined
-      ? await verifyReceipt(receiptDocument(readText(values.receipt, "receipt")), trust, { expect, held })
+      ? await verifyReceipt(readText(values.receipt, "receipt"), trust, { expect, held })
       : await verifyBundle(readJson(values.bundle as string, "bundle"), trust, { expect, held, allowUncovered: values["allow-uncovered"] === true });
-  console.log(formatVerdict(verdict, (values.receipt ?? values.bundle) as string));
-  return verdict.ok ? 0 : 1;
-}
-
-/** A receipt file: the compact JWS alone, or JSON (`{"signed_receipt", "checkpoint"}`, an execution answer). */
-function receiptDocument(text: string): unknown {
-  const trimmed = text.trim();
-  if (!trimmed.startsWith("{")) return trimmed;
-  try {
-    return JSON.parse(trimmed) as unknown;
-  } catch {
-    return fail("invalid_json", "the receipt file is neither a compact JWS nor JSON — pass the signed_receipt signoff returned");
+  // As `signoff audit verify`: the BROKEN lines on stderr, the rest on stdout.
+  for (const line of formatVerdict(verdict, (values.receipt ?? values.bundle) as string).split("\n")) {
+    if (line.startsWith("BROKEN ")) console.error(line);
+    else console.log(line);
   }
+  return verdict.ok ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(
   (status) => process.exit(status),
   (error: unknown) => {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof ProofFormatError) {
       console.error(`error [${error.code}]: ${error.message}`);
-    } else if (error instanceof TrustFileError) {
-      console.error(`error [${error.code}]: ${error.message} — use the file \`signoff keys export-trust\` wrote`);
     } else {
       console.error(`error [internal]: ${String(error)}`);
     }

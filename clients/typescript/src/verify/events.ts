@@ -34,7 +34,7 @@ export function parseEvent(value: unknown): AuditEvent | string {
   }
   if (typeof e["data"] !== "string") return `event ${e["seq"]}'s data is not a string`;
   if (!isHex64(e["prev_hash"]) || !isHex64(e["hash"])) return `event ${e["seq"]}'s prev_hash or hash is not 64 lowercase hex`;
-  if (e["mac"] !== undefined && typeof e["mac"] !== "string") return `event ${e["seq"]}'s mac is not a string`;
+  if (e["mac"] !== undefined && e["mac"] !== null && typeof e["mac"] !== "string") return `event ${e["seq"]}'s mac is not a string`;
   const event: AuditEvent = {
     tenant: e["tenant"],
     seq: e["seq"],

@@ -10,11 +10,12 @@
  * Node ≥ 20 (`node:crypto`), and `jose` for the JWS: the only runtime dependency of this
  * package, and only of this entry point.
  */
-export { verifyBundle } from "./bundle.js";
+export { verifyBundle, BUNDLE_FORMAT } from "./bundle.js";
 export type { BundleOptions } from "./bundle.js";
-export { verifyReceipt, encodeTenant, RECEIPT_TYP, STATED_CLAIMS } from "./receipt.js";
+export { verifyReceipt, readReceipt, encodeTenant, RECEIPT_TYP, STATED_CLAIMS } from "./receipt.js";
 export type { ReceiptOptions } from "./receipt.js";
-export { parseTrust, parseVkey, TrustFileError } from "./trust.js";
+export { NoTrustRoot, ProofFormatError } from "./errors.js";
+export { parseTrust, parseVkey } from "./trust.js";
 export type { Purpose, TrustedKey, TrustedWitness, TrustRoot } from "./trust.js";
 export { formatVerdict } from "./report.js";
 export type { CheckpointSummary, Expectation, Finding, FindingCode, ProvenApprover, ProvenExecution, Verdict } from "./report.js";

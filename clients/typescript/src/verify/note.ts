@@ -10,6 +10,8 @@ import { concat, fromBase64, sha256, toBase64url, utf8 } from "./bytes.js";
 export const SIGNATURE_ED25519 = 0x01;
 export const SIGNATURE_COSIGNATURE = 0x04;
 const DASH = "\u2014 ";
+/** signoff's own reader refuses more signature lines (golang.org/x/mod/sumdb/note: 100). */
+export const MAX_SIGNATURES = 16;
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f]/;
 const NAME = /^[^\s+]+$/u;
 
@@ -71,6 +73,7 @@ export function openNote(note: string, verifiers: NoteVerifier[]): SignedNote {
   if (CONTROL.test(text)) throw new NoteError("the note text holds a control character");
   if (!block.endsWith("\n")) throw new NoteError("the signatures do not end in a newline");
   const lines = block.slice(0, -1).split("\n");
+  if (lines.length > MAX_SIGNATURES) throw new NoteError(`a note carries at most ${MAX_SIGNATURES} signatures`);
   const verified: NoteSignature[] = [];
   for (const line of lines) {
     if (!line.startsWith(DASH)) throw new NoteError("a signature line does not start with an em dash and a space");
@@ -86,6 +89,7 @@ export function openNote(note: string, verifiers: NoteVerifier[]): SignedNote {
     for (const verifier of known) {
       const signature = verifier.type === SIGNATURE_ED25519 ? checkPlain(verifier, text, blob) : checkCosignature(verifier, text, blob);
       if (signature === null) throw new NoteError(`the signature of ${name} (key ID ${id}) does not verify`);
+      if (verifier.type === SIGNATURE_COSIGNATURE && verified.some((v) => v.verifier === verifier)) throw new NoteError(`${name} cosigned this note twice`);
       verified.push(signature);
     }
   }

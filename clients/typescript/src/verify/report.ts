@@ -2,8 +2,6 @@
 
 /** The stable codes of docs/PROOF-FORMAT.md, the same `signoff audit verify` prints. */
 export type FindingCode =
-  | "no_trust_root"
-  | "malformed"
   | "origin_untrusted"
   | "checkpoint_signature"
   | "checkpoint_time"
@@ -33,7 +31,15 @@ export type FindingCode =
   | "key_window"
   | "receipt_mismatch"
   | "not_included"
-  | "not_the_expected_proof";
+  | "not_the_expected_proof"
+  | "mandate_not_approved"
+  | "mandate_ended"
+  | "mandate_expired"
+  | "mandate_wrong_write"
+  | "mandate_approvers_mismatch"
+  | "mandate_exceeded"
+  | "mandate_overspent"
+  | "mandate_budget_mismatch";
 
 export interface Finding {
   code: FindingCode;
@@ -49,12 +55,13 @@ export interface ProvenApprover {
   role: string | null;
   /** When (µs since the epoch, the event's `at`). */
   decided_at: number;
-  /** The device assertion's credential id, or null. */
-  device: string | null;
+  /** The approval's device assertion (docs/PROOF-FORMAT.md §9) as recorded, or null. */
+  device: Record<string, unknown> | null;
 }
 
 /** One execution the verifier vouches for: the stated claims, each read from the signed events. */
 export interface ProvenExecution {
+  tenant: string;
   proposal_id: string;
   execution_id: string | null;
   op: { tool: string | null; version: string | null };
@@ -66,6 +73,10 @@ export interface ProvenExecution {
   outcome: string;
   /** When the last outcome event was written (µs). */
   completed_at: number;
+  /** A batch: each item's outcome, request key and provider reference, as the last outcome event that reported them states them. */
+  items?: unknown[];
+  /** A write under a mandate (standing approval): the mandate, its approvers, what was left after it. */
+  mandate?: Record<string, unknown>;
 }
 
 export interface CheckpointSummary {
@@ -81,8 +92,8 @@ export interface Verdict {
   kind: "bundle" | "receipt";
   /** Every failed check; empty when `ok`. */
   findings: Finding[];
-  /** Reported without failing (events no checkpoint covers, when allowed). */
-  notices: Finding[];
+  /** Reported without failing: events no checkpoint covers (when allowed), a passkey enrolled before the range. */
+  notes: string[];
   /** What was proven (empty claims when not `ok` — never act on them then). */
   proven: ProvenExecution[];
   events: number;
@@ -106,7 +117,7 @@ export interface Expectation {
 
 export class Findings {
   readonly failed: Finding[] = [];
-  readonly notices: Finding[] = [];
+  readonly notes: string[] = [];
 
   add(code: FindingCode, message: string, at: { seq?: number; proposal_id?: string | null } = {}): void {
     const finding: Finding = { code, message };
@@ -115,8 +126,8 @@ export class Findings {
     this.failed.push(finding);
   }
 
-  notice(code: FindingCode, message: string): void {
-    this.notices.push({ code, message });
+  note(message: string): void {
+    this.notes.push(message);
   }
 
   has(code: FindingCode): boolean {
@@ -124,30 +135,30 @@ export class Findings {
   }
 }
 
-const iso = (seconds: number): string => new Date(seconds * 1000).toISOString().replace(/\.000Z$/, "Z");
+const iso = (seconds: number | null): string => (seconds === null ? "no signed time" : new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"));
 const isoMicros = (micros: number): string => iso(Math.floor(micros / 1_000_000));
 
-/** The verdict as `signoff audit verify` prints it: what was checked, what it proves, then `verified` or `BROKEN [code] …` lines. */
+/**
+ * The verdict as `signoff audit verify` prints it: what was checked, what it proves, the notes,
+ * one `BROKEN [code] …` line per failed check, then `verified` or `NOT verified: N findings`.
+ */
 export function formatVerdict(verdict: Verdict, label: string): string {
   const lines: string[] = [];
   lines.push(`${verdict.kind} ${label}: ${verdict.events} events, ${verdict.checkpoints} signed checkpoints, ${verdict.covered} covered, ${verdict.uncovered} not covered by a checkpoint`);
   if (verdict.newest !== null) {
-    const signed = verdict.newest.time === null ? "checkpoint carries no signed time" : `newest checkpoint signed ${iso(verdict.newest.time)}`;
-    const cosigned = verdict.newest.cosignatures.map((c) => `${c.name} at ${iso(c.time)}`).join(", ");
-    lines.push(`  ${signed}; cosigned by ${cosigned === "" ? "no witness" : cosigned}`);
+    const cosigned = [...verdict.newest.cosignatures].sort((a, b) => (a.name < b.name ? -1 : 1)).map((c) => `${c.name} at ${iso(c.time)}`).join(", ");
+    lines.push(`  newest checkpoint signed ${iso(verdict.newest.time)}; cosigned by ${cosigned === "" ? "no witness" : cosigned}`);
   }
   lines.push(`  ${verdict.executions} executions checked, ${verdict.devices} device signatures verified`);
-  if (verdict.ok) {
-    for (const p of verdict.proven) {
-      lines.push(`  proves proposal ${p.proposal_id}: ${p.op.tool} v${p.op.version}, args digest ${p.args_digest}, resource ${p.resource.id} (state ${p.resource.state})`);
-      for (const a of p.approvers) {
-        lines.push(`    approved by ${a.subject} as ${a.role} at ${isoMicros(a.decided_at)}${a.device === null ? "" : ` with device ${a.device}`}`);
-      }
-      lines.push(`    outcome ${p.outcome}, provider reference ${p.provider_reference}, execution ${p.execution_id}, at ${isoMicros(p.completed_at)}`);
+  for (const p of verdict.proven) {
+    lines.push(`  proves proposal ${p.proposal_id}: ${p.op.tool} v${p.op.version}, args digest ${p.args_digest}, resource ${p.resource.id} (state ${p.resource.state})`);
+    for (const a of p.approvers) {
+      lines.push(`    approved by ${a.subject} as ${a.role} at ${isoMicros(a.decided_at)}${a.device === null ? "" : ", device-signed"}`);
     }
+    lines.push(`    outcome ${p.outcome}, provider reference ${p.provider_reference}, execution ${p.execution_id}, at ${isoMicros(p.completed_at)}`);
   }
-  for (const n of verdict.notices) lines.push(`  note [${n.code}] ${n.message}`);
+  for (const note of verdict.notes) lines.push(`  note: ${note}`);
   for (const f of verdict.findings) lines.push(`BROKEN [${f.code}] ${f.message}`);
-  if (verdict.ok) lines.push("verified");
+  lines.push(verdict.ok ? "verified" : `NOT verified: ${verdict.findings.length} findings`);
   return lines.join("\n");
 }

@@ -6,17 +6,12 @@ import { calculateJwkThumbprint, type JWK } from "jose";
 import { createPublicKey, type KeyObject } from "node:crypto";
 
 import { fromBase64, fromBase64url } from "./bytes.js";
+import { ProofFormatError } from "./errors.js";
 import { ed25519Key, keyId, SIGNATURE_COSIGNATURE, SIGNATURE_ED25519, type NoteVerifier } from "./note.js";
 
 export type Purpose = "token" | "receipt" | "checkpoint";
 const PURPOSES: readonly Purpose[] = ["token", "receipt", "checkpoint"];
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
-
-/** A trust file that cannot be used: refused whole, never partly trusted. */
-export class TrustFileError extends Error {
-  override name = "TrustFileError";
-  readonly code = "invalid_trust_root";
-}
 
 export interface TrustedKey {
   kid: string;
@@ -53,89 +48,93 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 const seconds = (value: unknown, what: string): number | null => {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "number" || !Number.isSafeInteger(value)) throw new TrustFileError(`${what} is not an integer number of seconds`);
+  if (typeof value !== "number" || !Number.isSafeInteger(value)) throw new ProofFormatError(`${what} is not an integer number of seconds`);
   return value;
 };
 
 const parsed = new WeakSet<TrustRoot>();
 
-/** Read a trust file (`signoff keys export-trust`) or a JWKS; throws `TrustFileError` for anything it cannot vouch for. */
+/** Read a trust file (`signoff keys export-trust`) or a JWKS; throws `ProofFormatError` (`proof_format`) for anything it cannot vouch for. */
 export async function parseTrust(document: unknown): Promise<TrustRoot> {
   if (isObject(document) && parsed.has(document as unknown as TrustRoot)) return document as unknown as TrustRoot;
-  if (!isObject(document)) throw new TrustFileError("the trust root is not a JSON object");
+  if (!isObject(document)) throw new ProofFormatError("the trust root is not a JSON object");
   let root: TrustRoot;
   if (document["format"] === undefined && Array.isArray(document["keys"])) {
     root = await trustFile({ jwks: document });
   } else if (document["format"] === "signoff-trust/1") {
     root = await trustFile(document);
   } else {
-    throw new TrustFileError(`unknown trust file format ${JSON.stringify(document["format"])} (expected signoff-trust/1 or a JWKS)`);
+    throw new ProofFormatError(`unknown trust file format ${JSON.stringify(document["format"])} (expected signoff-trust/1 or a JWKS)`);
   }
-  if (root.keys.length === 0) throw new TrustFileError("the trust root holds no key");
+  if (root.keys.length === 0) throw new ProofFormatError("the trust root holds no key");
   parsed.add(root);
   return root;
 }
 
 async function trustFile(document: Record<string, unknown>): Promise<TrustRoot> {
   const jwks = document["jwks"];
-  if (!isObject(jwks) || !Array.isArray(jwks["keys"])) throw new TrustFileError("the trust file has no jwks.keys list");
+  if (!isObject(jwks) || !Array.isArray(jwks["keys"])) throw new ProofFormatError("the trust file has no jwks.keys list");
   const keys: TrustedKey[] = [];
   for (const jwk of jwks["keys"]) keys.push(await trustedKey(jwk));
-  if (new Set(keys.map((k) => k.kid)).size !== keys.length) throw new TrustFileError("two keys share a kid");
+  if (new Set(keys.map((k) => k.kid)).size !== keys.length) throw new ProofFormatError("two keys share a kid");
 
   const logsValue = document["logs"] ?? [];
-  if (!Array.isArray(logsValue)) throw new TrustFileError("logs is not a list");
+  if (!Array.isArray(logsValue)) throw new ProofFormatError("logs is not a list");
   const logs = logsValue.map((log) => {
-    if (!isObject(log) || typeof log["origin"] !== "string" || log["origin"] === "") throw new TrustFileError("a log has no origin");
+    if (!isObject(log) || typeof log["origin"] !== "string" || log["origin"] === "") throw new ProofFormatError("a log has no origin");
     return log["origin"];
   });
 
   const witnessValue = document["witnesses"] ?? [];
-  if (!Array.isArray(witnessValue)) throw new TrustFileError("witnesses is not a list");
+  if (!Array.isArray(witnessValue)) throw new ProofFormatError("witnesses is not a list");
   const witnesses = witnessValue.map((w) => {
-    if (!isObject(w) || typeof w["vkey"] !== "string") throw new TrustFileError("a witness has no vkey");
+    if (!isObject(w) || typeof w["vkey"] !== "string") throw new ProofFormatError("a witness has no vkey");
     const witness = parseVkey(w["vkey"]);
-    if (w["name"] !== undefined && w["name"] !== witness.name) throw new TrustFileError(`the witness ${String(w["name"])} has the vkey of ${witness.name}`);
+    if (w["name"] !== undefined && w["name"] !== witness.name) throw new ProofFormatError(`the witness ${String(w["name"])} has the vkey of ${witness.name}`);
     return witness;
   });
-  if (new Set(witnesses.map((w) => w.name)).size !== witnesses.length) throw new TrustFileError("two witnesses share a name");
+  if (new Set(witnesses.map((w) => w.name)).size !== witnesses.length || new Set(witnesses.map((w) => Buffer.from(w.publicKey).toString("hex"))).size !== witnesses.length) {
+    throw new ProofFormatError("each witness is listed once, with its own name and key");
+  }
   const quorumValue = document["witness_quorum"] ?? witnesses.length;
   if (typeof quorumValue !== "number" || !Number.isSafeInteger(quorumValue) || quorumValue < 0 || quorumValue > witnesses.length) {
-    throw new TrustFileError(`witness_quorum must be an integer from 0 to the ${witnesses.length} witnesses listed`);
+    throw new ProofFormatError(`witness_quorum must be an integer from 0 to the ${witnesses.length} witnesses listed`);
   }
   const providers = document["identity_providers"] ?? [];
-  if (!Array.isArray(providers)) throw new TrustFileError("identity_providers is not a list");
+  if (!Array.isArray(providers)) throw new ProofFormatError("identity_providers is not a list");
   return { keys, logs, witnesses, witnessQuorum: quorumValue, identityProviders: providers };
 }
 
 async function trustedKey(value: unknown): Promise<TrustedKey> {
-  if (!isObject(value)) throw new TrustFileError("a key is not a JSON object");
+  if (!isObject(value)) throw new ProofFormatError("a key is not a JSON object");
   const jwk = value as JWK & Record<string, unknown>;
   const kid = jwk["kid"];
-  if (typeof kid !== "string") throw new TrustFileError("a key has no kid");
-  if (PRIVATE_MEMBERS.some((member) => member in jwk)) throw new TrustFileError(`the key ${kid} holds private members: a trust root holds public keys only`);
-  if (jwk["use"] !== undefined && jwk["use"] !== "sig") throw new TrustFileError(`the key ${kid} is not a signing key (use ${String(jwk["use"])})`);
+  if (typeof kid !== "string") throw new ProofFormatError("a key has no kid");
+  if (PRIVATE_MEMBERS.some((member) => member in jwk)) throw new ProofFormatError(`the key ${kid} holds private members: a trust root holds public keys only`);
+  if (jwk["use"] !== undefined && jwk["use"] !== "sig") throw new ProofFormatError(`the key ${kid} is not a signing key (use ${String(jwk["use"])})`);
   let alg: "EdDSA" | "ES256";
   let ed25519: Uint8Array | null = null;
   if (jwk["kty"] === "OKP" && jwk["crv"] === "Ed25519") {
     alg = "EdDSA";
     ed25519 = typeof jwk["x"] === "string" ? fromBase64url(jwk["x"]) : null;
-    if (ed25519 === null || ed25519.length !== 32) throw new TrustFileError(`the key ${kid} has no 32-byte x`);
+    if (ed25519 === null || ed25519.length !== 32) throw new ProofFormatError(`the key ${kid} has no 32-byte x`);
   } else if (jwk["kty"] === "EC" && jwk["crv"] === "P-256") {
     alg = "ES256";
     for (const member of ["x", "y"]) {
       const coordinate = typeof jwk[member] === "string" ? fromBase64url(jwk[member] as string) : null;
-      if (coordinate === null || coordinate.length !== 32) throw new TrustFileError(`the key ${kid} has no 32-byte ${member}`);
+      if (coordinate === null || coordinate.length !== 32) throw new ProofFormatError(`the key ${kid} has no 32-byte ${member}`);
     }
   } else {
-    throw new TrustFileError(`the key ${kid} is neither Ed25519 (OKP) nor P-256 (EC)`);
+    throw new ProofFormatError(`the key ${kid} is neither Ed25519 (OKP) nor P-256 (EC)`);
   }
-  if (jwk["alg"] !== undefined && jwk["alg"] !== alg) throw new TrustFileError(`the key ${kid} names alg ${String(jwk["alg"])}, its type is ${alg}`);
+  if (jwk["alg"] !== alg) throw new ProofFormatError(`the key ${kid} names alg ${JSON.stringify(jwk["alg"])}; an ${jwk["kty"]} ${jwk["crv"]} key is ${alg}`);
   const thumbprint = await calculateJwkThumbprint(jwk, "sha256");
-  if (thumbprint !== kid) throw new TrustFileError(`the key ${kid} is not named by its RFC 7638 thumbprint (${thumbprint})`);
-  const purposesValue = jwk["purposes"] ?? PURPOSES;
-  if (!Array.isArray(purposesValue) || !purposesValue.every((p) => typeof p === "string")) throw new TrustFileError(`the key ${kid}'s purposes are not a list of names`);
-  // Unknown purposes grant nothing here; checkpoint notes are Ed25519 only.
+  if (thumbprint !== kid) throw new ProofFormatError(`the key ${kid} is not named by its RFC 7638 thumbprint (${thumbprint})`);
+  const purposesValue: unknown = jwk["purposes"] ?? PURPOSES;
+  if (!Array.isArray(purposesValue) || purposesValue.length === 0 || !purposesValue.every((p) => (PURPOSES as readonly unknown[]).includes(p))) {
+    throw new ProofFormatError(`the key ${kid}'s purposes must be a non-empty list of ${PURPOSES.join(", ")}`);
+  }
+  // Checkpoint notes are Ed25519 only.
   const purposes = new Set(PURPOSES.filter((p) => purposesValue.includes(p) && (p !== "checkpoint" || alg === "EdDSA")));
   const notBefore = seconds(jwk["not_before"], `the key ${kid}'s not_before`);
   const notAfter = seconds(jwk["not_after"], `the key ${kid}'s not_after`);
@@ -143,7 +142,7 @@ async function trustedKey(value: unknown): Promise<TrustedKey> {
   try {
     key = createPublicKey({ key: { kty: jwk["kty"], crv: jwk["crv"], x: jwk["x"], ...(alg === "ES256" ? { y: jwk["y"] } : {}) } as JWK & { kty: string }, format: "jwk" });
   } catch {
-    throw new TrustFileError(`the key ${kid} is not a valid public key`);
+    throw new ProofFormatError(`the key ${kid} is not a valid public key`);
   }
   return { kid, alg, jwk, key, ed25519, purposes, notBefore, notAfter };
 }
@@ -154,11 +153,11 @@ export function parseVkey(vkey: string): TrustedWitness {
   const [name, id, blob] = parts as [string, string, string];
   const raw = parts.length === 3 ? fromBase64(blob) : null;
   if (raw === null || name === "" || /\s/u.test(name) || !/^[0-9a-f]{8}$/.test(id) || raw.length !== 33) {
-    throw new TrustFileError(`${JSON.stringify(vkey)} is not a vkey (<name>+<key ID>+<base64 key>)`);
+    throw new ProofFormatError(`${JSON.stringify(vkey)} is not a vkey (<name>+<key ID>+<base64 key>)`);
   }
-  if (raw[0] !== SIGNATURE_COSIGNATURE) throw new TrustFileError(`the vkey of ${name} is not a cosignature/v1 (type 0x04) key`);
+  if (raw[0] !== SIGNATURE_COSIGNATURE) throw new ProofFormatError(`the vkey of ${name} is not a cosignature/v1 (type 0x04) key`);
   const publicKey = raw.subarray(1);
-  if (keyId(name, SIGNATURE_COSIGNATURE, publicKey) !== id) throw new TrustFileError(`the vkey of ${name} has a wrong key ID`);
+  if (keyId(name, SIGNATURE_COSIGNATURE, publicKey) !== id) throw new ProofFormatError(`the vkey of ${name} has a wrong key ID`);
   return { name, vkey, keyId: id, publicKey };
 }
 
