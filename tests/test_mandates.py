@@ -201,6 +201,7 @@ def test_a_high_risk_write_is_never_covered_unless_the_policy_says_so(m: Mandate
 def test_another_persons_mandate_cannot_be_spent(m: Mandates) -> None:
     """404 for a mandate of another person (even with the same agent) or another tenant."""
     mid = m.create()
+    m.backend.directory.grant("acme", "sam", "support")  # sam may ask; not under u_42's mandate
     with pytest.raises(NotFound):
         m.write(mid, by=STRANGER)
     with pytest.raises(NotFound):

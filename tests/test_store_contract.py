@@ -317,6 +317,7 @@ def test_one_key_in_two_tenants_is_two_requests(backend: Backend) -> None:
     and execution is a first request, and each tenant's order is refunded once."""
     gate = backend.gate()
     backend.directory.grant("globex", "alice", "refund_approver")
+    backend.directory.grant("globex", "u_42", "support")  # the role u_42 asks with there
     orders = {"acme": "ord_1001", "globex": "ord_2001"}
     for tenant, order in orders.items():
         # u_42 owns no globex order: there the agent asks with the support role.

@@ -43,6 +43,9 @@ PERIOD = {
 def world(tmp_path: Path) -> Iterator[World]:
     w = make_world(tmp_path)
     w.directory.grant("acme", "alice", "account_approver")
+    # The requesters ask through their role, which the directory must grant (rule 11).
+    w.directory.grant("acme", "sam", "support")
+    w.directory.grant("globex", "sue", "support")
     yield w
     w.store.close()
     w.shop.close()

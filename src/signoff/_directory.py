@@ -29,6 +29,20 @@ class TransactionalDirectory(Protocol):
 
 
 @runtime_checkable
+class DelegatingDirectory(Protocol):
+    """A directory that knows who stands in for whom (out of office): a delegation of a role
+    to another person of the tenant for a window. A delegate holds the role *through* the
+    delegator, who must still hold it themselves; delegations do not chain."""
+
+    def delegated_roles(self, tenant: str, subject: str) -> frozenset[str]: ...
+
+    def delegator_of(self, tenant: str, subject: str, role: str) -> str | None:
+        """Whom ``subject`` stands in for with ``role`` now, when they do not hold it
+        themselves; ``None`` otherwise."""
+        ...
+
+
+@runtime_checkable
 class ExplainingDirectory(Protocol):
     """A directory that can tell a role never granted from one revoked (better refusals)."""
 

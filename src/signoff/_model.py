@@ -16,9 +16,14 @@ MCP_SURFACE = "mcp"
 """The surface of in-band confirmation inside an MCP client (elicitation); reserved too."""
 API_SURFACE = "api"
 """The surface of a bearer token that names no client (``azp``/``client_id``); reserved."""
-RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE, API_SURFACE})
-"""Surface names signoff gives its own surfaces; no token's client may claim one. A new
-surface of signoff's own (a chat integration) adds its name here."""
+SLACK_SURFACE = "slack"
+"""Decisions made with Slack buttons and modals (``signoff.channels``); reserved too."""
+TEAMS_SURFACE = "teams"
+"""Decisions made with Microsoft Teams Adaptive Cards (``signoff.channels``); reserved too."""
+CHAT_SURFACES = frozenset({SLACK_SURFACE, TEAMS_SURFACE})
+"""Surfaces where a person decides from a chat message: the policy's ``chat_max_risk`` applies."""
+RESERVED_SURFACES = frozenset({PAGE_SURFACE, MCP_SURFACE, API_SURFACE, *CHAT_SURFACES})
+"""Surface names signoff gives its own surfaces; no token's client may claim one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,8 @@ class Principal:
 class ProposalStatus(enum.StrEnum):
     AWAITING_CONFIRMATION = "awaiting_confirmation"
     DECLINED = "declined"
+    CHANGES_REQUESTED = "changes_requested"
+    """A reviewer returned it with a suggestion: the agent may propose anew, naming it."""
     CANCELLED = "cancelled"
     EXPIRED = "expired"
     CONFIRMED = "confirmed"
@@ -83,6 +90,7 @@ class ProposalStatus(enum.StrEnum):
 _TERMINAL_PROPOSAL = frozenset(
     {
         ProposalStatus.DECLINED,
+        ProposalStatus.CHANGES_REQUESTED,
         ProposalStatus.CANCELLED,
         ProposalStatus.EXPIRED,
         ProposalStatus.REVOKED,
@@ -109,6 +117,8 @@ class ExecutionStatus(enum.StrEnum):
 class DecisionKind(enum.StrEnum):
     APPROVE = "approve"
     REJECT = "reject"
+    REQUEST_CHANGES = "request_changes"
+    """Neither yes nor no: returned to the agent with a structured suggestion."""
 
 
 class ReasonCode(enum.StrEnum):
@@ -133,6 +143,11 @@ class Decision:
     retyped: dict[str, str] | None = None
     device: dict[str, Any] | None = None
     """A WebAuthn assertion over this decision's challenge (docs/PROOF.md), when signed."""
+    suggestion: dict[str, Any] | None = None
+    """For ``request_changes``: argument fields with the values the reviewer suggests."""
+
+
+DELEGATE_CODE = "delegate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +160,39 @@ class Approval:
     reason_code: str | None
     reason: str | None
     decided_at: datetime
+
+    @property
+    def delegate_of(self) -> str | None:
+        """Whom the approver stood in for (a delegation), kept as ``reason_code="delegate"``
+        with the delegator in ``reason``; ``None`` when they decided as themselves."""
+        if self.kind is DecisionKind.APPROVE and self.reason_code == DELEGATE_CODE:
+            return self.reason
+        return None
+
+    def label(self) -> str:
+        """``bob, as delegate of alice`` — or just the approver."""
+        return (
+            self.approver
+            if self.delegate_of is None
+            else (f"{self.approver}, as delegate of {self.delegate_of}")
+        )
+
+    @property
+    def suggestion(self) -> dict[str, Any] | None:
+        """A request for changes: ``{"note": …, "fields": {name: suggested value}}``.
+
+        Kept as canonical JSON in the decision's ``reason`` (the decisions table and
+        the write step are unchanged); ``None`` for an approval or a rejection.
+        """
+        if self.kind is not DecisionKind.REQUEST_CHANGES or not self.reason:
+            return None
+        import json
+
+        try:
+            found = json.loads(self.reason)
+        except ValueError:
+            return {"note": self.reason, "fields": {}}
+        return found if isinstance(found, dict) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +228,16 @@ class Proposal:
         return role if isinstance(role, str) else None
 
     @property
+    def supersedes(self) -> str | None:
+        """The proposal this one replaces after a reviewer requested changes (frozen with it)."""
+        found = self.state.get("supersedes")
+        return found if isinstance(found, str) else None
+
+    @property
+    def changes_requested(self) -> Approval | None:
+        return next((a for a in self.approvals if a.kind is DecisionKind.REQUEST_CHANGES), None)
+
+    @property
     def policy_version(self) -> str:
         """The digest of the effective policy it was proposed under (its token binds it)."""
         return str(self.policy.get("version", ""))
@@ -210,6 +268,15 @@ class Receipt:
     """A batch: each item's outcome, request key and provider reference, on its own."""
     mandate: dict[str, Any] | None = None
     """A write under a mandate: its id, approvers, the amount and the budget left after it."""
+    on_behalf_of: tuple[tuple[str, str], ...] = ()
+    """(approver, delegator) for each approver who stood in for someone (a delegation)."""
+
+    def approver_labels(self) -> tuple[str, ...]:
+        """``bob, as delegate of alice`` for a delegate, else the approver."""
+        stood_in = dict(self.on_behalf_of)
+        return tuple(
+            a if a not in stood_in else f"{a}, as delegate of {stood_in[a]}" for a in self.approvers
+        )
 
 
 @dataclass(frozen=True, slots=True)

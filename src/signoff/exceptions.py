@@ -25,7 +25,8 @@
         │   ├── InvalidArguments      schema violation, unknown field, bool/float money
         │   └── UnknownTool
         ├── NotAuthenticated          identity missing or invalid            (401)
-        │   └── StepUpRequired        the policy asks for a fresher or stronger sign-in
+        │   ├── StepUpRequired        the policy asks for a fresher or stronger sign-in
+        │   └── InvalidChatSignature  a chat platform's request signature wrong or stale
         ├── Forbidden                                                        (403)
         │   ├── NotEntitled           approver lacks the role the policy asks
         │   ├── SeparationOfDuties    agent, requester or beneficiary may not approve
@@ -35,8 +36,10 @@
         │   ├── SurfaceNotAllowed     decision from a client system the policy does not list
         │   ├── DeviceSignatureRequired  the policy asks for the approver's passkey
         │   ├── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
-        │   └── MandateNotApplicable  the mandate does not cover this tool, agent, resource, risk
+        │   ├── MandateNotApplicable  the mandate does not cover this tool, agent, resource, risk
+        │   └── NotLinked             a chat user no explicit link names as a signoff person
         ├── NotFound                  no such id in the caller's tenant      (404)
+        │   └── LinkCodeInvalid       a chat link code unknown, used or expired
         ├── Conflict                                                         (409)
         │   ├── VersionConflict       expected_version is stale
         │   ├── InvalidState          proposal is not in a state that allows this
@@ -58,6 +61,7 @@
         │   └── MandateExhausted      the mandate's count (or budget) is used up
         ├── ClarificationNeeded       arguments ambiguous; ask the person    (422)
         ├── RetypeMismatch            re-typed key value differs from preview (422)
+        ├── NotBatchable              approving it needs re-typing, a device or the IdP (422)
         ├── IdempotencyKeyReused      same key, different payload            (422)
         ├── PolicyUndecidable         a policy condition failed to evaluate  (422)
         ├── RateLimited               too many proposals from one agent      (429)
@@ -417,3 +421,29 @@ class UpstreamUnavailable(Refusal):
 
     code = "upstream_unavailable"
     status = 503
+
+
+class NotLinked(Forbidden):
+    """A chat user (Slack, Teams) is not linked to a signoff identity; display names never are."""
+
+    code = "not_linked"
+
+
+class LinkCodeInvalid(NotFound):
+    """A one-time chat link code that is unknown, already used or expired."""
+
+    code = "link_code_invalid"
+
+
+class InvalidChatSignature(NotAuthenticated):
+    """A Slack or Teams request whose signature is missing, wrong, or older than allowed."""
+
+    code = "invalid_chat_signature"
+
+
+class NotBatchable(Refusal):
+    """Approving this proposal needs re-typing, a device signature or the identity provider,
+    so it is left out of a batch: decide it on its own."""
+
+    code = "not_batchable"
+    status = 422

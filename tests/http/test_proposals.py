@@ -27,6 +27,8 @@ PROPOSAL_FIELDS = {
     "untrusted_rationale",
     "created_at",
     "expires_at",
+    "supersedes",
+    "changes_requested",
     "policy_version",
     "mandate",
     "mandate_refusal",

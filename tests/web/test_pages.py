@@ -59,7 +59,7 @@ def test_detail_shows_every_value_the_gate_will_use(pages: Pages) -> None:
         "refund_approver",
         "agent:support-bot",
         proposal.args_digest,
-        "2026-01-01 00:10:00 UTC",
+        "2026-01-01 00:10:00 +00:00",
         "untrusted",
         "customer says it arrived broken",
         "unchanged since the agent asked",
@@ -78,11 +78,14 @@ def test_detail_flags_a_business_state_that_moved(pages: Pages) -> None:
 
 
 def test_no_parameter_is_editable(pages: Pages) -> None:
-    """The decision forms hold only hidden bookkeeping, re-typing, and the reject reason."""
+    """The decision forms hold only hidden bookkeeping, re-typing, the reject reason, and a
+    request for changes — words and suggested values for the agent's *next* proposal, never an
+    edit of this one (tests/test_request_changes.py: the snapshot stays as it was)."""
     proposal = pages.propose()
     pages.sign_in(APPROVER)
     html = pages.client.get(f"/ui/proposals/{proposal.proposal_id}").text
     names = set(re.findall(r'<(?:input|select|textarea)[^>]* name="([^"]+)"', html))
+    suggestions = {f"suggest.{f.name}" for f in proposal.preview.fields}
     assert names == {
         "csrf_token",
         "decision",
@@ -90,6 +93,8 @@ def test_no_parameter_is_editable(pages: Pages) -> None:
         "idempotency_key",
         "reason_code",
         "reason",
+        "changes_note",
+        *suggestions,
     }
 
 
@@ -164,7 +169,7 @@ def test_a_stale_tab_gets_already_decided(pages: Pages) -> None:
     stale = pages.post_decision(proposal, second_tab)
     assert stale.status_code == 409
     assert "Already decided" in stale.text and "<strong>alice</strong>" in stale.text
-    assert "2026-01-01 00:00:00 UTC" in stale.text
+    assert "2026-01-01 00:00:00 +00:00" in stale.text
     assert pages.approvals(proposal) == 1
 
 

@@ -126,6 +126,7 @@ PROPOSAL: dict[str, Any] = {
             "enum": [
                 "awaiting_confirmation",
                 "declined",
+                "changes_requested",
                 "cancelled",
                 "expired",
                 "confirmed",
@@ -171,6 +172,16 @@ PROPOSAL: dict[str, Any] = {
             "type": ["object", "null"],
             "properties": _EXECUTION_FIELDS,
             "required": ["execution_id", "status"],
+        },
+        "changes_requested": {
+            "type": ["object", "null"],
+            "description": "A reviewer's suggestion when status is changes_requested: propose "
+            "anew with it (the frozen proposal is never edited).",
+            "properties": {"note": _STRING, "fields": {"type": "object"}},
+        },
+        "supersedes": {
+            "type": ["string", "null"],
+            "description": "The proposal returned with changes requested that this one answers.",
         },
         "next_step": _STRING,
     },

@@ -77,6 +77,10 @@ def proposal_payload(
         "confirmation_token": token,
         "confirmation": confirmation,
         "execution": None if execution is None else _execution_fields(execution, receipt),
+        "changes_requested": None
+        if proposal.changes_requested is None
+        else proposal.changes_requested.suggestion,
+        "supersedes": proposal.supersedes,
         "next_step": _proposal_next_step(proposal, status, token, execution),
     }
 
@@ -187,6 +191,12 @@ def _proposal_next_step(
         return f"Confirmed. Call {execute} with this proposal_id and confirmation_token."
     return {
         ProposalStatus.DECLINED: "A person declined it. Tell the user; do not retry or re-propose.",
+        ProposalStatus.CHANGES_REQUESTED: (
+            "A person asked for changes; nothing was done. Read changes_requested (a note and "
+            f"suggested argument values), tell the user, and if they agree call {request} "
+            "again with the changed arguments (over HTTP, name this proposal in supersedes). "
+            "This proposal itself can never be approved."
+        ),
         ProposalStatus.CANCELLED: "It was cancelled; nothing will run.",
         ProposalStatus.EXPIRED: (
             f"It expired and nothing was done. If the user still wants it, call {request} again."

@@ -44,6 +44,21 @@ class Risk:
         return cls(RiskLevel(data["level"]), tuple(data.get("reasons") or ()))
 
 
+DEFAULT_CHAT_MAX_RISK = "medium"
+"""Low and medium risk may be decided in a chat message unless a policy says otherwise."""
+RISK_ORDER = (RiskLevel.LOW, RiskLevel.MEDIUM, RiskLevel.HIGH, RiskLevel.CRITICAL)
+
+
+def within_risk(level: RiskLevel | str, ceiling: RiskLevel | str) -> bool:
+    """Whether ``level`` is at most ``ceiling`` (low < medium < high < critical)."""
+    return RISK_ORDER.index(RiskLevel(level)) <= RISK_ORDER.index(RiskLevel(ceiling))
+
+
+def policy_chat_max_risk(policy: Mapping[str, Any]) -> RiskLevel:
+    """A recorded policy's ``chat_max_risk`` (the default when it was not recorded)."""
+    return RiskLevel(str(policy.get("chat_max_risk") or DEFAULT_CHAT_MAX_RISK))
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalPolicy:
     """Who may approve; never the agent's choice.
@@ -64,6 +79,9 @@ class ApprovalPolicy:
     ``max_age`` seconds before, and (when ``acr_values`` is set) with one of those
     authentication context classes; the page sends the person to the provider with
     both, and the decision records the ``acr`` and ``auth_time`` it returned.
+    ``chat_max_risk``: the highest risk level a chat surface (``slack``, ``teams``)
+    may decide; above it the message links to the page instead of offering buttons,
+    and the gate refuses a chat decision (``surface_not_allowed``).
     """
 
     role: str | None = None
@@ -75,10 +93,13 @@ class ApprovalPolicy:
     version: str = "1"
     surfaces: tuple[str, ...] = ()
     device: str = "none"
+    chat_max_risk: str = DEFAULT_CHAT_MAX_RISK
     max_age: int | None = None
     acr_values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.chat_max_risk not in set(RiskLevel):
+            raise ValueError("chat_max_risk is low, medium, high or critical")
         if self.device not in ("none", "required", "or_retype"):
             raise ValueError("device is none, required or or_retype")
         if self.max_age is not None and (
@@ -104,6 +125,11 @@ class ApprovalPolicy:
             "surfaces": list(self.surfaces),
             # Only when asked for, so policies without them keep their recorded form.
             **({"device": self.device} if self.device != "none" else {}),
+            **(
+                {"chat_max_risk": self.chat_max_risk}
+                if self.chat_max_risk != DEFAULT_CHAT_MAX_RISK
+                else {}
+            ),
             **({"max_age": self.max_age} if self.max_age is not None else {}),
             **({"acr_values": list(self.acr_values)} if self.acr_values else {}),
         }
@@ -131,7 +157,10 @@ class PreviewField:
     ``display_value`` defaults to the machine value as text (``—`` for ``None``).
     ``unit`` says what the machine value counts, for numbers whose unit is not in
     the display (money in minor units: ``"fen (1/100 CNY)"``); the page shows a note
-    for each field that has one, and none otherwise.
+    for each field that has one, and none otherwise. ``currency`` (ISO 4217) says the
+    machine value is an amount in that currency's minor units, so each person's page
+    also writes it as their locale does (``¥199.00``, ``人民币 199.00 元``); the recorded
+    display value and the machine value never change.
     """
 
     name: str
@@ -139,6 +168,7 @@ class PreviewField:
     machine_value: Any
     display_value: str
     unit: str | None
+    currency: str | None
 
     def __init__(
         self,
@@ -148,6 +178,7 @@ class PreviewField:
         display_value: str | None = None,
         *,
         unit: str | None = None,
+        currency: str | None = None,
     ) -> None:
         shown = display_text(machine_value) if display_value is None else display_value
         object.__setattr__(self, "name", name)
@@ -155,6 +186,7 @@ class PreviewField:
         object.__setattr__(self, "machine_value", machine_value)
         object.__setattr__(self, "display_value", shown)
         object.__setattr__(self, "unit", unit)
+        object.__setattr__(self, "currency", currency)
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -163,7 +195,11 @@ class PreviewField:
             "machine_value": self.machine_value,
             "display_value": self.display_value,
         }
-        return data if self.unit is None else {**data, "unit": self.unit}
+        if self.unit is not None:
+            data["unit"] = self.unit
+        if self.currency is not None:
+            data["currency"] = self.currency  # only when set: older snapshots keep their form
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PreviewField:
@@ -173,6 +209,7 @@ class PreviewField:
             data["machine_value"],
             data["display_value"],
             unit=data.get("unit"),
+            currency=data.get("currency"),
         )
 
 

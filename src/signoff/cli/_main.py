@@ -29,6 +29,7 @@ DB_HELP = (
 # `signoff --help` lists them from the short help here, importing none of them.
 LAZY_COMMANDS = {
     "bench": ("signoff.cli._bench:bench", "Full flows next to the bare write; prints the ratio."),
+    "channels": ("signoff.cli._channels:channels", "Link chat users (Slack) to people."),
     "chaos": ("signoff.cli._chaos:chaos", "SIGKILL real workers; count duplicates and losses."),
     "demo": ("signoff.cli._demo:demo", "Walk through the seed scenario and each refusal."),
     "dev-token": ("signoff.cli._serve:dev_token", "Print a development JWT (demo/dev only)."),

@@ -138,7 +138,12 @@ class RefundOrder(WriteTool[RefundArgs]):
             fields=(
                 PreviewField("order_id", "Order", args.order_id),
                 PreviewField(
-                    "amount_minor", "Amount", args.amount_minor, money, unit=minor_unit(currency)
+                    "amount_minor",
+                    "Amount",
+                    args.amount_minor,
+                    money,
+                    unit=minor_unit(currency),
+                    currency=currency,
                 ),
                 PreviewField(
                     "currency", "Currency", args.currency, f"{args.currency} ({currency_name})"

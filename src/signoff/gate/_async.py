@@ -33,6 +33,7 @@ from signoff._model import (
 from signoff.audit._chain import AuditEvent, ChainReport
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import SignerRefused
+from signoff.gate._batch import BatchItem, BatchOutcome
 from signoff.gate._gate import Gate
 from signoff.gate._mandate import MandateState
 from signoff.gate._reconcile import Reconciled
@@ -106,6 +107,7 @@ class AsyncGate:
         arguments: Mapping[str, Any] | str | bytes,
         *,
         rationale: str | None = None,
+        supersedes: str | None = None,
         mandate_id: str | None = None,
     ) -> Proposal:
         return await self.run_sync(
@@ -114,6 +116,7 @@ class AsyncGate:
             tool,
             arguments,
             rationale=rationale,
+            supersedes=supersedes,
             mandate_id=mandate_id,
         )
 
@@ -157,6 +160,13 @@ class AsyncGate:
     ) -> DecisionResult:
         return await self.run_sync(
             self.gate.decide, principal, proposal_id, decision, idempotency_key=idempotency_key
+        )
+
+    async def decide_batch(
+        self, principal: Principal, items: Sequence[BatchItem], *, idempotency_key: str
+    ) -> list[BatchOutcome]:
+        return await self.run_sync(
+            self.gate.decide_batch, principal, items, idempotency_key=idempotency_key
         )
 
     async def repeated_decision(

@@ -11,7 +11,7 @@ from signoff._directory import RoleDirectory
 from signoff._model import Execution, Principal, Proposal
 from signoff.exceptions import NotFound
 from signoff.gate._context import check_text
-from signoff.gate._policy import holds_role, is_requester
+from signoff.gate._policy import claimed_roles, holds_role, is_requester
 from signoff.store._sql import Circle, SqlTransaction
 
 AUDITOR_ROLE = "auditor"
@@ -38,7 +38,8 @@ def circle_of(principal: Principal, directory: RoleDirectory | None) -> Circle:
     """The caller as a store filter: the roles they hold now, and whether they see all."""
     if principal.is_agent:
         return Circle(principal.subject, True, ())
-    roles = tuple(sorted(r for r in principal.roles if holds_role(principal, r, directory)))
+    claimed = claimed_roles(principal, directory)
+    roles = tuple(sorted(r for r in claimed if holds_role(principal, r, directory)))
     whole = any(r in roles for r in WHOLE_TENANT_ROLES)
     return Circle(principal.subject, False, roles, whole_tenant=whole)
 

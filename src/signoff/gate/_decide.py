@@ -8,6 +8,7 @@ from typing import Any
 
 from signoff._clock import from_micros, to_micros
 from signoff._model import (
+    DELEGATE_CODE,
     NOT_STARTED,
     Approval,
     Decision,
@@ -37,16 +38,20 @@ from signoff.gate._decision_checks import (
     check_retyped,
     decision_fingerprint,
     reason_code_of,
+    suggestion_text,
     validate_decision,
 )
 from signoff.gate._decision_replay import replay
 from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
 from signoff.gate._policy import (
+    REQUESTER_STEP,
+    acting_for,
     approvals_complete,
     check_requester,
     check_surface,
     decision_step,
+    with_delegated_roles,
 )
 from signoff.gate._signed import token_for_record
 from signoff.gate._step_up import check_step_up
@@ -148,6 +153,8 @@ class _Checked:
     """A verified device signature; its sign counter moves with the write."""
     authentication: dict[str, Any] | None = None
     """Under a step-up policy: the ``acr`` and ``auth_time`` the identity provider returned."""
+    delegator: str | None = None
+    """Whom the decider stands in for (a delegation of the required role), if anyone."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -170,16 +177,30 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         record = tx.idempotency(principal.tenant, request.scope, request.key)
         if record is not None:
             return replay(ctx, tx, principal, record, request.print_, request.decision)
-        proposal = load_visible(tx, principal, request.proposal_id, None)
+        directory = ctx.directory_in(tx)
+        # Seen with delegated roles too (out of office); decided as the person they are.
+        seen_as = with_delegated_roles(principal, directory)
+        proposal = load_visible(tx, seen_as, request.proposal_id, None)
         now = ctx.now_micros()
         if _check_open(proposal, request.decision, now):
             return _Expired(proposal, now)
-        step = _check_entitled(ctx, request, proposal, ctx.directory_in(tx))
+        step = _check_entitled(ctx, request, proposal, directory)
         authentication = None
         if request.decision.kind is DecisionKind.APPROVE:
             authentication = check_step_up(proposal, principal, now)
         device = check_device(tx, principal, proposal, request.decision)
-        return _Checked(proposal, step, tx.roles_read(), device, authentication)
+        role = proposal.required_role
+        delegator = None
+        if step != REQUESTER_STEP and role is not None:
+            delegator = acting_for(principal, role, directory)
+        return _Checked(
+            proposal,
+            step,
+            tx.roles_read(),
+            device,
+            authentication=authentication,
+            delegator=delegator,
+        )
 
 
 def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, directory: Any) -> str:
@@ -253,19 +274,28 @@ def _record(
         kind=decision.kind,
         step=checked.step,
         reason_code=reason_code_of(decision),
-        reason=decision.reason,
+        reason=suggestion_text(decision)
+        if decision.kind is DecisionKind.REQUEST_CHANGES
+        else decision.reason,
         decided_at=from_micros(now),
     )
+    if checked.delegator is not None and decision.kind is DecisionKind.APPROVE:
+        # An approval has no reason of its own: the row keeps whom the approver stood in for.
+        approval = dataclasses.replace(
+            approval, reason_code=DELEGATE_CODE, reason=checked.delegator
+        )
     decided = dataclasses.replace(proposal, approvals=(*proposal.approvals, approval))
     if decision.kind is DecisionKind.REJECT:
         target = ProposalStatus.DECLINED
+    elif decision.kind is DecisionKind.REQUEST_CHANGES:
+        target = ProposalStatus.CHANGES_REQUESTED  # frozen as it is; the agent proposes anew
     elif approvals_complete(decided):
         target = ProposalStatus.CONFIRMED
     else:
         target = ProposalStatus.AWAITING_CONFIRMATION
     decided = dataclasses.replace(decided, status=target, version=proposal.version + 1)
     token = issued_token(ctx, decided, now) if target is ProposalStatus.CONFIRMED else None
-    kind = "approved" if decision.kind is DecisionKind.APPROVE else "rejected"
+    kind = EVENT_KINDS[decision.kind]
     seq = tx.record_decision(
         DecisionWrite(
             proposal_id=proposal.proposal_id,
@@ -288,6 +318,7 @@ def _record(
                     principal,
                     device.assertion if device else None,
                     checked.authentication,
+                    checked.delegator,
                 ),
             ),
             token=token,
@@ -314,6 +345,7 @@ def _decision_data(
     principal: Principal,
     device: dict[str, Any] | None = None,
     authentication: dict[str, Any] | None = None,
+    delegator: str | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": approval.step,
@@ -330,6 +362,17 @@ def _decision_data(
         data["signed_in_client"] = principal.signed_in_client
     if device is not None:
         data["device"] = device  # the assertion, re-verifiable offline (docs/PROOF.md)
+    if approval.suggestion is not None:
+        data["suggestion"] = approval.suggestion
+    if delegator is not None:
+        data["on_behalf_of"] = delegator  # the person this decider stood in for
     if authentication is not None:
         data["authentication"] = authentication  # step-up: what the provider returned
     return data
+
+
+EVENT_KINDS = {
+    DecisionKind.APPROVE: "approved",
+    DecisionKind.REJECT: "rejected",
+    DecisionKind.REQUEST_CHANGES: "changes_requested",
+}

@@ -28,6 +28,8 @@ def decision_fingerprint(proposal_id: str, decision: Decision) -> str:
             "reason_code": reason_code_of(decision),
             "reason": decision.reason,
             "retyped": decision.retyped,
+            # Only when given, so approvals and rejections keep their fingerprints.
+            **({"suggestion": decision.suggestion} if decision.suggestion is not None else {}),
         },
     )
 
@@ -39,10 +41,39 @@ def validate_decision(decision: Decision, key: str) -> None:
         raise InvalidRequest("a rejection needs a reason_code")
     if decision.reason is not None and len(decision.reason) > MAX_REASON:
         raise InvalidRequest(f"reason longer than {MAX_REASON} characters")
+    if decision.kind is DecisionKind.REQUEST_CHANGES:
+        _check_suggestion(decision)
+    elif decision.suggestion is not None:
+        raise InvalidRequest("a suggestion belongs to request_changes only")
     if isinstance(decision.expected_version, bool) or not isinstance(
         decision.expected_version, int
     ):
         raise InvalidRequest("expected_version must be an integer")
+
+
+MAX_SUGGESTED = 32
+MAX_SUGGESTION = 8000
+
+
+def _check_suggestion(decision: Decision) -> None:
+    """A note, or fields with suggested values (JSON), or both; bounded."""
+    fields = decision.suggestion or {}
+    if not isinstance(fields, dict) or len(fields) > MAX_SUGGESTED:
+        raise InvalidRequest(f"suggest at most {MAX_SUGGESTED} fields, as name → value")
+    if not fields and not decision.reason:
+        raise InvalidRequest("a request for changes needs a note or suggested field values")
+    if any(not isinstance(k, str) or not 0 < len(k) <= 64 for k in fields):
+        raise InvalidRequest("suggested fields are argument names")
+    if len(suggestion_text(decision)) > MAX_SUGGESTION:
+        raise InvalidRequest(f"the suggestion is longer than {MAX_SUGGESTION} characters")
+
+
+def suggestion_text(decision: Decision) -> str:
+    """What the decision row keeps as its reason: ``{"fields": …, "note": …}`` as JCS."""
+    from signoff._canonical import canonical_json
+
+    body = {"note": decision.reason or "", "fields": decision.suggestion or {}}
+    return canonical_json(body).decode()
 
 
 def reason_code_of(decision: Decision) -> str | None:
@@ -52,6 +83,8 @@ def reason_code_of(decision: Decision) -> str | None:
 def check_reason(ctx: GateContext, proposal: Proposal, decision: Decision) -> None:
     """A rejection gives one of the reasons the tool offers (``other`` always)."""
     if decision.kind is not DecisionKind.REJECT or decision.reason_code is None:
+        if decision.kind is DecisionKind.REQUEST_CHANGES:
+            _check_suggested_fields(ctx, proposal, decision)
         return
     try:
         offered = ctx.catalog.get(proposal.tool).reasons()
@@ -60,6 +93,16 @@ def check_reason(ctx: GateContext, proposal: Proposal, decision: Decision) -> No
     if str(decision.reason_code) not in offered:
         raise InvalidRequest(
             f"reason_code must be one of {', '.join(offered)} for {proposal.tool}",
+            proposal_id=proposal.proposal_id,
+        )
+
+
+def _check_suggested_fields(ctx: GateContext, proposal: Proposal, decision: Decision) -> None:
+    """Suggested fields are the tool's arguments (the new proposal is validated in full)."""
+    unknown = sorted(set(decision.suggestion or {}) - set(proposal.arguments))
+    if unknown:
+        raise InvalidRequest(
+            f"suggested fields must be arguments of {proposal.tool}: not {', '.join(unknown)}",
             proposal_id=proposal.proposal_id,
         )
 

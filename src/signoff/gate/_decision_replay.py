@@ -22,11 +22,16 @@ from signoff.audit._chain import AuditEvent
 from signoff.exceptions import IdempotencyKeyReused, SeparationOfDuties
 from signoff.gate._circle import load_visible
 from signoff.gate._context import GateContext
-from signoff.gate._policy import REQUESTER_STEP, check_role, check_surface
+from signoff.gate._policy import (
+    REQUESTER_STEP,
+    check_role,
+    check_surface,
+    with_delegated_roles,
+)
 from signoff.gate._signed import handed_token
 from signoff.store._sql import IdempotencyRecord, SqlTransaction
 
-_DECISION_KINDS = ("decision.approved", "decision.rejected")
+_DECISION_KINDS = ("decision.approved", "decision.rejected", "decision.changes_requested")
 
 
 def replay(
@@ -44,7 +49,9 @@ def replay(
             proposal_id=record.proposal_id,
         )
     assert record.proposal_id is not None
-    proposal = load_visible(tx, principal, record.proposal_id, None)
+    # Seen with delegated roles too (a delegate repeating their decision).
+    seen_as = with_delegated_roles(principal, ctx.directory_in(tx))
+    proposal = load_visible(tx, seen_as, record.proposal_id, None)
     mine = next((a for a in proposal.approvals if a.approver == principal.subject), None)
     if principal.is_agent or mine is None:
         raise SeparationOfDuties("only the person who decided can repeat their decision")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -20,8 +21,9 @@ from signoff._model import (
 from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
-from signoff.exceptions import SignerRefused
+from signoff.exceptions import Refusal, SignerRefused
 from signoff.gate import (
+    _batch,
     _checkpoints,
     _decide,
     _device,
@@ -121,6 +123,11 @@ class Gate(GateReads):
     def directory(self) -> RoleDirectory | None:
         return self._ctx.directory
 
+    @property
+    def surfaces(self) -> tuple[str, ...]:
+        """The deployment's approval surfaces (rule 14); empty allows any."""
+        return self._ctx.surfaces
+
     def propose(
         self,
         principal: Principal,
@@ -129,16 +136,25 @@ class Gate(GateReads):
         *,
         rationale: str | None = None,
         mandate_id: str | None = None,
+        supersedes: str | None = None,
     ) -> Proposal:
         """Freeze a write request into a proposal awaiting confirmation.
 
         With ``mandate_id``, a write the mandate covers is confirmed at once (its budget
         and count debited atomically); one it does not cover is refused with the
         constraint named, or, where the policy says so, waits for a person.
+        ``supersedes`` names a proposal a reviewer returned (``changes_requested``) that this
+        one answers; it is frozen with the new proposal and never edits the old one.
         """
         check_text(tool=tool, arguments=_text_of(arguments), rationale=rationale)
         return _propose.propose(
-            self._ctx, principal, tool, arguments, rationale=rationale, mandate_id=mandate_id
+            self._ctx,
+            principal,
+            tool,
+            arguments,
+            rationale=rationale,
+            mandate_id=mandate_id,
+            supersedes=supersedes,
         )
 
     def propose_mandate(
@@ -207,6 +223,40 @@ class Gate(GateReads):
                 "expected_version": decision.expected_version,
                 "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
             },
+        )
+
+    def decide_batch(
+        self,
+        principal: Principal,
+        items: Sequence[_batch.BatchItem],
+        *,
+        idempotency_key: str,
+    ) -> list[_batch.BatchOutcome]:
+        """Several decisions, each its own ``decide`` (version, digest, audit), answered per
+        item; approvals that need re-typing, a device or the IdP are ``not_batchable``."""
+
+        def refuse(proposal_id: str, refusal: Refusal) -> None:
+            def raise_it() -> None:
+                raise refusal
+
+            with contextlib.suppress(Refusal):
+                audited(self._ctx, "decide", principal, raise_it, proposal_id=proposal_id)
+
+        return _batch.decide_batch(
+            items,
+            idempotency_key,
+            # Read as decide would: a proposal outside the caller's circle is 404, audited.
+            read=lambda proposal_id: audited(
+                self._ctx,
+                "decide",
+                principal,
+                lambda: self.proposal(principal, proposal_id),
+                proposal_id=proposal_id,
+            ),
+            decide=lambda proposal_id, decision, key: self.decide(
+                principal, proposal_id, decision, idempotency_key=key
+            ),
+            refuse=refuse,
         )
 
     def repeated_decision(

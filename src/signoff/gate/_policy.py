@@ -6,8 +6,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from signoff._directory import ExplainingDirectory, RoleDirectory
-from signoff._model import API_SURFACE, DecisionKind, Principal, Proposal
+from signoff._directory import DelegatingDirectory, ExplainingDirectory, RoleDirectory
+from signoff._model import API_SURFACE, CHAT_SURFACES, DecisionKind, Principal, Proposal
+from signoff.catalog._types import policy_chat_max_risk, within_risk
 from signoff.exceptions import (
     ApproverRevoked,
     NotEntitled,
@@ -48,6 +49,20 @@ def check_surface(proposal: Proposal, principal: Principal, deployment: Sequence
                 surface=surface,
                 allowed=sorted(allowed),
             )
+    surface = surface_of(principal)
+    if surface in CHAT_SURFACES and not chat_may_decide(proposal):
+        raise SurfaceNotAllowed(
+            f"a {proposal.risk.level.value}-risk proposal cannot be decided through {surface}; "
+            "open it on the confirmation page",
+            proposal_id=proposal.proposal_id,
+            surface=surface,
+            allowed=sorted(a for a in allowed if a not in CHAT_SURFACES),
+        )
+
+
+def chat_may_decide(proposal: Proposal) -> bool:
+    """Whether the proposal's risk is within its policy's ``chat_max_risk`` (default medium)."""
+    return within_risk(proposal.risk.level, policy_chat_max_risk(proposal.policy))
 
 
 def is_requester(proposal: Proposal, principal: Principal) -> bool:
@@ -73,7 +88,7 @@ def decision_step(
     policy = proposal.policy
     if principal.is_agent or principal.subject == proposal.requester_actor:
         raise SeparationOfDuties("an agent can never decide; a person must", actor=principal.actor)
-    if any(a.approver == principal.subject for a in proposal.approvals):
+    if any(principal.subject in (a.approver, a.delegate_of) for a in proposal.approvals):
         raise SeparationOfDuties("you already decided on this proposal; N approvals need N people")
     requester_pending = policy["requester_confirms"] and not any(
         a.step == REQUESTER_STEP for a in proposal.approvals
@@ -102,6 +117,41 @@ def _check_role_holder(
     if not policy["beneficiary_may_approve"] and principal.subject == beneficiary:
         raise SeparationOfDuties("the beneficiary may not approve this operation")
     check_role(principal, role, directory, proposal_id=proposal.proposal_id)
+    delegator = acting_for(principal, role, directory)
+    if delegator is not None:
+        # The delegate was checked as themselves above; now as the person they stand in for.
+        if delegator in (proposal.requester_subject, proposal.requester_actor):
+            raise SeparationOfDuties(
+                f"you stand in for {delegator}, who requested this; they may not approve it"
+            )
+        if not policy["beneficiary_may_approve"] and delegator == beneficiary:
+            raise SeparationOfDuties(f"you stand in for {delegator}, the beneficiary")
+        if any(delegator in (a.approver, a.delegate_of) for a in proposal.approvals):
+            raise SeparationOfDuties(
+                f"{delegator}, whom you stand in for, already decided; N approvals need N people"
+            )
+
+
+def claimed_roles(principal: Principal, directory: RoleDirectory | None) -> frozenset[str]:
+    """The roles the token claims, and those delegated to the person now (out of office)."""
+    if principal.is_agent or not isinstance(directory, DelegatingDirectory):
+        return principal.roles
+    return principal.roles | directory.delegated_roles(principal.tenant, principal.subject)
+
+
+def with_delegated_roles(principal: Principal, directory: RoleDirectory | None) -> Principal:
+    """The principal as a circle sees it: token roles plus the roles delegated to them now."""
+    import dataclasses
+
+    roles = claimed_roles(principal, directory)
+    return principal if roles == principal.roles else dataclasses.replace(principal, roles=roles)
+
+
+def acting_for(principal: Principal, role: str, directory: RoleDirectory | None) -> str | None:
+    """Whom the person stands in for with ``role`` (a delegation), when not for themselves."""
+    if role in principal.roles or not isinstance(directory, DelegatingDirectory):
+        return None
+    return directory.delegator_of(principal.tenant, principal.subject, role)
 
 
 def check_role(
@@ -111,8 +161,9 @@ def check_role(
     *,
     proposal_id: str | None = None,
 ) -> None:
-    """The token claims ``role`` and the directory still grants it, or a typed refusal."""
-    if role not in principal.roles:
+    """The token claims ``role`` (or a delegation lends it) and the directory still grants it,
+    or a typed refusal."""
+    if role not in claimed_roles(principal, directory):
         raise NotEntitled(f"this needs the role {role!r}", required_role=role)
     if directory is None or directory.holds_role(principal.tenant, principal.subject, role):
         return
@@ -175,7 +226,7 @@ def check_requester(proposal: Proposal, directory: RoleDirectory | None) -> None
 
 
 def holds_role(principal: Principal, role: str, directory: RoleDirectory | None) -> bool:
-    if role not in principal.roles:
+    if role not in claimed_roles(principal, directory):
         return False
     return directory is None or directory.holds_role(principal.tenant, principal.subject, role)
 

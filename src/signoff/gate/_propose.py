@@ -18,6 +18,7 @@ from signoff.gate._policy import confirmed
 from signoff.store._sql import AuditEntry, audit_entry
 
 MAX_RATIONALE = 4000
+MAX_ID = 128
 
 
 def propose(
@@ -27,11 +28,14 @@ def propose(
     raw_args: Mapping[str, Any] | str | bytes,
     *,
     rationale: str | None = None,
+    supersedes: str | None = None,
     mandate_id: str | None = None,
 ) -> Proposal:
     tool = ctx.catalog.get(tool_name)
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         raise InvalidRequest(f"rationale longer than {MAX_RATIONALE} characters")
+    if supersedes is not None:
+        check_supersedes(ctx, principal, tool_name, supersedes)
     # The tool sees the roles the directory grants now, not merely what the token claims.
     principal = confirmed(principal, ctx.directory)
     normalized = tool.normalize(tool.parse(raw_args), principal)
@@ -64,6 +68,8 @@ def propose(
             "requester_roles": sorted(principal.roles),
             # A person is (issuer, subject): only the same provider's tokens act as them.
             "requester_issuer": principal.issuer,
+            # The proposal a reviewer returned, which this one answers (frozen with it).
+            **({"supersedes": supersedes} if supersedes is not None else {}),
         },
         risk=risk,
         policy=policy.to_dict(),
@@ -105,6 +111,8 @@ def created_event(principal: Principal, proposal: Proposal, now: int) -> AuditEn
         "expires_at": to_micros(proposal.expires_at),
         **_issuer_of(principal),
     }
+    if proposal.supersedes is not None:
+        data["supersedes"] = proposal.supersedes
     if proposal.mandate is not None:
         data["mandate_id"] = proposal.mandate["mandate_id"]
         data["status"] = proposal.status.value
@@ -122,6 +130,29 @@ def record_new(ctx: GateContext, principal: Principal, proposal: Proposal) -> No
     """Insert an awaiting proposal and its ``proposal.created`` event: one write step."""
     event = created_event(principal, proposal, to_micros(proposal.created_at))
     ctx.write(lambda tx: tx.record_proposal(proposal, event), one_statement=True)
+
+
+def check_supersedes(ctx: GateContext, principal: Principal, tool: str, old_id: str) -> None:
+    """Only a proposal returned with changes requested, of the same tool, by the same person,
+    seen by this caller, may be superseded; anything else is 404 or 409."""
+    from signoff.exceptions import InvalidState
+    from signoff.gate._circle import load_visible
+
+    if not 0 < len(old_id) <= MAX_ID:
+        raise InvalidRequest(f"supersedes is a proposal id of 1 to {MAX_ID} characters")
+    with ctx.store.read() as tx:
+        old = load_visible(tx, principal, old_id, ctx.directory_in(tx))
+    if old.requester_subject != principal.subject or old.tool != tool:
+        raise InvalidRequest(
+            "a proposal supersedes one of the same tool, requested for the same person",
+            proposal_id=old_id,
+        )
+    if old.status is not ProposalStatus.CHANGES_REQUESTED:
+        raise InvalidState(
+            f"only a proposal with changes requested can be superseded; it is {old.status.value}",
+            proposal_id=old_id,
+            status=old.status.value,
+        )
 
 
 def _digest_of(value: Any) -> str:

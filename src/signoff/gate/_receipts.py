@@ -18,6 +18,9 @@ def receipt_for(proposal: Proposal, execution: Execution) -> Receipt:
         provider_reference=execution.provider_reference,
         approvers=approvers(proposal),
         completed_at=execution.updated_at if execution.status.is_terminal else None,
+        on_behalf_of=tuple(
+            (a.approver, a.delegate_of) for a in proposal.approvals if a.delegate_of is not None
+        ),
         items=execution.items,
         mandate=proposal.mandate,
     )

@@ -24,6 +24,8 @@ from signoff.gate._reconciler import ReconcileLoop
 from signoff.gateway import Gateway, load_gateway_policy
 from signoff.http import (
     _audit,
+    _decisions,
+    _delegations,
     _deliveries,
     _demo,
     _executions,
@@ -98,10 +100,12 @@ def create_app(
     for module in (
         _system,
         _proposals,
+        _decisions,
         _mandates,
         _inbox,
         _executions,
         _roles,
+        _delegations,
         _audit,
         _deliveries,
         _resource,

@@ -22,6 +22,7 @@ Extra = Callable[[FastAPI, AppState], None]
 EXTRAS: tuple[str, ...] = (
     "signoff.web:include_ui",  # issue 5: confirmation pages under /ui/
     "signoff.mcp_server:include_mcp",  # issue 6: MCP streamable HTTP at /mcp
+    "signoff.channels:include_channels",  # issue 25: Slack (SIGNOFF_CHANNELS_CONFIG)
 )
 
 

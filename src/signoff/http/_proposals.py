@@ -31,7 +31,12 @@ async def propose(
     """422 ``clarification_needed`` carries the question to ask the person. With
     ``mandate_id``, a covered write is answered ``confirmed``: pick its token up as usual."""
     proposal = await state.agate.propose(
-        caller, body.tool, body.arguments, rationale=body.rationale, mandate_id=body.mandate_id
+        caller,
+        body.tool,
+        body.arguments,
+        rationale=body.rationale,
+        mandate_id=body.mandate_id,
+        supersedes=body.supersedes,
     )
     response.headers["Location"] = f"/v1/proposals/{proposal.proposal_id}"
     return ProposalView.of(proposal)
@@ -86,6 +91,7 @@ async def decide(
         reason_code=body.reason_code,
         reason=body.reason,
         retyped=None if body.retyped is None else dict(body.retyped),
+        suggestion=None if body.suggestion is None else dict(body.suggestion),
     )
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
     return DecisionView.of(result)

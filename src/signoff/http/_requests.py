@@ -27,6 +27,11 @@ class ProposeRequest(Body):
         "covers is confirmed at once; one it does not is refused naming the constraint",
     )
 
+    supersedes: Annotated[
+        Id | None,
+        Field(description="A proposal returned with changes requested that this one answers"),
+    ] = None
+
 
 class MandateRequest(Body):
     tool: Annotated[str, Field(min_length=1, max_length=64, description="A catalog tool name")]
@@ -44,7 +49,7 @@ class MandateRevocationRequest(Body):
 
 
 class DecisionRequest(Body):
-    decision: Literal["approve", "reject"]
+    decision: Literal["approve", "reject", "request_changes"]
     expected_version: Annotated[int, Field(ge=1, le=2**31, description="The version you saw")]
     reason_code: ReasonCodeName | None = Field(
         default=None,
@@ -55,6 +60,25 @@ class DecisionRequest(Body):
         dict[str, Annotated[str, Field(max_length=200)]] | None,
         Field(max_length=16, description="Re-typed values of the proposal's retype fields"),
     ] = None
+    suggestion: Annotated[
+        dict[str, Any] | None,
+        Field(
+            max_length=32,
+            description="request_changes: argument name → suggested value (with `reason` as "
+            "the note)",
+        ),
+    ] = None
+
+
+class BatchDecision(DecisionRequest):
+    proposal_id: Id
+
+
+class BatchRequest(Body):
+    decisions: Annotated[
+        list[BatchDecision],
+        Field(min_length=1, max_length=100, description="Each decided on its own, in order"),
+    ]
 
 
 class ExecuteRequest(Body):

@@ -36,6 +36,7 @@ from signoff.http._settings_values import (
     parse_names,
     parse_public_keys,
     parse_rate,
+    parse_time_zones,
     parse_tool_forms,
     parse_url,
 )
@@ -57,7 +58,7 @@ DEMO_TOKEN_KEY = hashlib.sha256(b"signoff demo: development token key, never pro
 DEMO_ISSUER = "signoff-demo"
 # The demo's approval surfaces (PROTOCOL rule 14): the page, the seed's legacy CRM,
 # in-band MCP, and tokens that name no client (so `signoff dev-token` works as shown).
-DEMO_SURFACES = ("api", "jdk8-crm", "mcp", "page")
+DEMO_SURFACES = ("api", "jdk8-crm", "mcp", "page", "slack", "teams")
 
 __all__ = [
     "DEMO_ISSUER",
@@ -226,6 +227,13 @@ class Settings(BaseSettings):
         description="The policy file (who approves what, docs/POLICIES.md; its `[upstreams]` "
         "tables classify upstream tools, docs/GATEWAY.md), reloaded on SIGHUP.",
     )
+    time_zones: Annotated[
+        tuple[tuple[str, str], ...], NoDecode, BeforeValidator(parse_time_zones)
+    ] = Field(
+        (),
+        description="Times on the pages and in e-mails: `tenant=Area/City,…` (`*`: the rest), "
+        "IANA zones; a person's `zoneinfo` claim comes first; default UTC.",
+    )
 
     ALIASES: ClassVar[dict[str, str]] = {"db": "database_url", "database": "database_url"}
 
@@ -265,6 +273,11 @@ class Settings(BaseSettings):
         if self.role_directory is not None:
             return self.role_directory
         return "revocations" if self.development else "grants"
+
+    def time_zone_of(self, tenant: str | None) -> str | None:
+        """The tenant's zone (``SIGNOFF_TIME_ZONES``), else the ``*`` entry's, else None (UTC)."""
+        zones = dict(self.time_zones)
+        return zones.get(tenant or "") or zones.get("*")
 
     def effective_surfaces(self) -> tuple[str, ...]:
         if self.approval_surfaces is not None:

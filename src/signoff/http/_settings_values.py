@@ -109,6 +109,27 @@ def parse_tool_forms(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+def parse_time_zones(value: Any) -> tuple[tuple[str, str], ...]:
+    """``tenant=Area/City,…`` (``*`` for every other tenant), or a TOML table of them."""
+    from signoff._i18n import zone
+
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        pairs = [item.partition("=")[::2] for item in value.split(",") if item.strip()]
+    elif isinstance(value, dict):
+        pairs = list(value.items())
+    else:
+        pairs = list(value)
+    found = []
+    for tenant, name in pairs:
+        tenant, name = str(tenant).strip(), str(name).strip()
+        if not tenant or zone(name) is None:
+            raise ValueError(f"{tenant or '?'}={name or '?'}: an IANA time zone is required")
+        found.append((tenant, name))
+    return tuple(found)
+
+
 def parse_names(value: Any) -> tuple[str, ...] | None:
     """``a,b,c`` in the environment, or a list of strings in TOML; ``""`` is the empty list."""
     if value is None:

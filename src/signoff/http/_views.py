@@ -47,13 +47,24 @@ class RequesterView(View):
     actor: str | None = Field(description="The agent acting for them (JWT act.sub)")
 
 
+class SuggestionView(View):
+    note: str = Field(description="The reviewer's words: what to change and why")
+    fields: dict[str, Any] = Field(description="Argument name → the value the reviewer suggests")
+
+
 class ApprovalView(View):
     approver: str
-    decision: Literal["approve", "reject"]
+    delegate_of: str | None = Field(
+        default=None, description="Whom the approver stood in for (a delegation)"
+    )
+    decision: Literal["approve", "reject", "request_changes"]
     step: str
     reason_code: str | None
     reason: str | None
     decided_at: datetime
+    suggestion: SuggestionView | None = Field(
+        default=None, description="For request_changes: what the reviewer suggests"
+    )
 
 
 class MandateCoverView(View):
@@ -102,9 +113,17 @@ class ProposalView(View):
         None,
         description="Why the named mandate did not cover it (the policy fell back to a person)",
     )
+    supersedes: str | None = Field(
+        default=None, description="The proposal returned with changes requested that this answers"
+    )
+    changes_requested: SuggestionView | None = Field(
+        default=None,
+        description="When status is changes_requested: the suggestion to propose anew with",
+    )
 
     @classmethod
     def of(cls, proposal: Proposal) -> ProposalView:
+        returned = proposal.changes_requested
         return cls(
             proposal_id=proposal.proposal_id,
             action_id=proposal.action_id,
@@ -128,8 +147,10 @@ class ProposalView(View):
                     decision=a.kind.value,
                     step=a.step,
                     reason_code=a.reason_code,
-                    reason=a.reason,
+                    reason=a.reason if a.suggestion is None else None,
                     decided_at=a.decided_at,
+                    suggestion=None if a.suggestion is None else SuggestionView(**a.suggestion),
+                    delegate_of=a.delegate_of,
                 )
                 for a in proposal.approvals
             ],
@@ -139,6 +160,10 @@ class ProposalView(View):
             policy_version=proposal.policy_version,
             mandate=None if proposal.mandate is None else MandateCoverView.of(proposal.mandate),
             mandate_refusal=proposal.state.get("mandate_refusal"),
+            supersedes=proposal.supersedes,
+            changes_requested=None
+            if returned is None or returned.suggestion is None
+            else SuggestionView(**returned.suggestion),
         )
 
 
@@ -177,6 +202,21 @@ class DecisionView(View):
             duplicate=result.duplicate,
             proposal=ProposalView.of(result.proposal),
         )
+
+
+class BatchItemView(View):
+    """One item of a batch: its decision, or the problem that refused it (nothing decided)."""
+
+    proposal_id: str
+    status: int = Field(description="The status this item alone would have had (200, 409, …)")
+    decision: DecisionView | None = None
+    problem: dict[str, Any] | None = Field(
+        default=None, description="RFC 9457 problem details of the refusal, with its code"
+    )
+
+
+class BatchView(View):
+    results: list[BatchItemView] = Field(description="One per decision, in the request's order")
 
 
 class InboxView(View):
@@ -265,6 +305,9 @@ class ReceiptView(View):
     mandate: MandateCoverView | None = Field(
         None, description="A write under a standing approval: the mandate and the budget left"
     )
+    on_behalf_of: dict[str, str] = Field(
+        default_factory=dict, description="Approver → the person they stood in for (delegation)"
+    )
 
     @classmethod
     def of(cls, receipt: Receipt) -> ReceiptView:
@@ -281,6 +324,7 @@ class ReceiptView(View):
             completed_at=receipt.completed_at,
             items=[ItemView.model_validate(item.to_dict()) for item in receipt.items],
             mandate=None if receipt.mandate is None else MandateCoverView.of(receipt.mandate),
+            on_behalf_of=dict(receipt.on_behalf_of),
         )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,12 +34,21 @@ from signoff.identity._discovery import ProviderMetadata
 from signoff.identity._issuer import TrustedIssuer
 
 
+def preferences_of(claims: dict[str, Any]) -> dict[str, str]:
+    """The standard OIDC claims ``locale`` and ``zoneinfo``: how the person reads, not who."""
+    return {
+        k: v for k in ("locale", "zoneinfo") if isinstance(v := claims.get(k), str) and len(v) <= 64
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class LoginResult:
     """The person the ID token names, and until when (its ``exp``)."""
 
     principal: Principal
     valid_until: datetime
+    preferences: dict[str, str] = field(default_factory=dict)
+    """The token's ``locale`` and ``zoneinfo`` claims, when it has them (display only)."""
 
 
 class OidcLogin:
@@ -128,7 +137,7 @@ class OidcLogin:
         if not isinstance(sent, str) or not hmac.compare_digest(sent.encode(), nonce.encode()):
             raise NotAuthenticated("the ID token is not for this sign-in (nonce)", reason="login")
         valid_until = datetime.fromtimestamp(float(claims["exp"]), UTC)
-        return LoginResult(self._issuer.principal(claims), valid_until)
+        return LoginResult(self._issuer.principal(claims), valid_until, preferences_of(claims))
 
     def _endpoints(self) -> ProviderMetadata:
         metadata = self._discovery.metadata()

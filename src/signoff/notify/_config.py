@@ -55,6 +55,10 @@ class EmailConfig(_Strict):
     """tenant → role → addresses of the people holding it."""
     people: dict[str, dict[str, str]] = {}
     """tenant → subject → address (for policies where the requester confirms)."""
+    locale: str = "en"
+    """The messages' language: ``en`` or ``zh_CN`` (``zh-CN``)."""
+    time_zone: str = "UTC"
+    """The IANA zone the deadline is written in, with its offset."""
 
 
 class NotifyConfig(_Strict):
@@ -117,6 +121,14 @@ def _email(config: EmailConfig, env: Mapping[str, str], store: Store | None) -> 
     password = None if config.password_env is None else env.get(config.password_env)
     book = AddressBook(config.roles, config.people)
     recipients: Recipients = book if store is None else DirectoryRecipients(store, book)
+    from signoff._i18n import localizer, supported, zone
+
+    locale = supported(config.locale)
+    if locale is None or zone(config.time_zone) is None:
+        raise ConfigError(
+            f"e-mail {config.name}: locale is en or zh_CN and time_zone an IANA zone "
+            f"(not {config.locale!r}, {config.time_zone!r})"
+        )
     try:
         return EmailChannel(
             config.name,
@@ -130,6 +142,7 @@ def _email(config: EmailConfig, env: Mapping[str, str], store: Store | None) -> 
             username=config.username,
             password=password,
             max_attempts=config.max_attempts,
+            localizer=localizer(locale, config.time_zone),
         )
     except ValueError as exc:
         raise ConfigError(f"e-mail {config.name}: {exc}") from exc

@@ -16,6 +16,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from typing import Protocol
 
+from signoff._i18n import Localizer
 from signoff._text import visible
 from signoff.notify._channel import DeliveryFailed, EventFilter
 from signoff.notify._events import PROPOSAL_AWAITING, Notification
@@ -74,6 +75,7 @@ class EmailChannel:
         password: str | None = None,
         max_attempts: int = 8,
         timeout_seconds: float = 10.0,
+        localizer: Localizer | None = None,
     ) -> None:
         if not name or max_attempts < 1:
             raise ValueError("an e-mail channel needs a name and max_attempts ≥ 1")
@@ -83,6 +85,7 @@ class EmailChannel:
         self._filter = EventFilter(events, tenants)
         self._starttls, self._login = starttls, (username, password)
         self._timeout = timeout_seconds
+        self._words = localizer or Localizer()
 
     @property
     def destination(self) -> str:
@@ -97,7 +100,9 @@ class EmailChannel:
             # Nobody to tell is not a delivery: it stays visible as dead, with the reason.
             raise DeliveryFailed(f"no address for who may decide in {notification.tenant}")
         try:
-            message = compose(notification, sender=self.sender, to=to, now=now)
+            message = compose(
+                notification, sender=self.sender, to=to, now=now, localizer=self._words
+            )
         except (ValueError, TypeError) as exc:
             # A header the mail library refuses (a line break, a bad address) is a failed
             # delivery, retried and then dead-lettered — never a row stuck in the queue.
@@ -117,14 +122,23 @@ class EmailChannel:
 
 
 def compose(
-    notification: Notification, *, sender: str, to: list[str], now: datetime
+    notification: Notification,
+    *,
+    sender: str,
+    to: list[str],
+    now: datetime,
+    localizer: Localizer | None = None,
 ) -> EmailMessage:
+    """The message in the tenant's language, with the deadline in its zone (and offset)."""
+    words = localizer or Localizer()
+    _ = words.gettext
     data = notification.data
     # Text that reached signoff from outside is shown, never obeyed: bidirectional overrides
     # and line breaks become visible (⟨U+202E⟩), as on the page; no header can be broken.
-    title = visible(data.get("title") or data.get("tool") or "a write operation")
+    title = visible(data.get("title") or data.get("tool") or _("a write operation"))
+    deadline = _deadline(data.get("expires_at"), words)
     message = EmailMessage()
-    message["Subject"] = _subject(notification.event_type, str(title))
+    message["Subject"] = _subject(notification.event_type, str(title), words)
     message["From"] = sender
     message["To"] = ", ".join(to)
     message["Date"] = format_datetime(now)
@@ -132,22 +146,37 @@ def compose(
     lines = [
         f"{title}",
         "",
-        f"Requested by {visible(data.get('requester', 'someone'))} in "
-        f"{visible(notification.tenant)}.",
-        f"Decision needed from: {visible(data.get('required_role') or 'the requester')}.",
-        "Open the confirmation page to see every value and decide before "
-        f"{data.get('expires_at')}:",
+        _("Requested by %(who)s in %(tenant)s.")
+        % {
+            "who": visible(data.get("requester", _("someone"))),
+            "tenant": visible(notification.tenant),
+        },
+        _("Decision needed from: %(who)s.")
+        % {"who": visible(data.get("required_role") or _("the requester"))},
+        _("Open the confirmation page to see every value and decide before %(deadline)s:")
+        % {"deadline": deadline},
         "",
         f"  {notification.page_url}",
         "",
-        f"Proposal {visible(data.get('proposal_id'))} · event {notification.event_id}",
-        "This message carries no confirmation and no secret; deciding happens on the page.",
+        _("Proposal %(proposal)s · event %(event)s")
+        % {"proposal": visible(data.get("proposal_id")), "event": notification.event_id},
+        _("This message carries no confirmation and no secret; deciding happens on the page."),
     ]
     message.set_content("\n".join(lines))
+    if words.locale != "en":  # after set_content, which replaces the Content-* headers
+        message["Content-Language"] = words.html_lang
     return message
 
 
-def _subject(event_type: str, title: str) -> str:
+def _deadline(recorded: object, words: Localizer) -> str:
+    """The notification's UTC deadline in the reader's zone; as recorded if unreadable."""
+    try:
+        return words.when(datetime.fromisoformat(str(recorded).replace("Z", "+00:00")))
+    except ValueError:
+        return str(recorded)
+
+
+def _subject(event_type: str, title: str, words: Localizer) -> str:
     if event_type == PROPOSAL_AWAITING:
-        return f"Awaiting your decision: {title}"
+        return words.gettext("Awaiting your decision: %(title)s") % {"title": title}
     return f"[signoff] {event_type}: {title}"

@@ -21,6 +21,7 @@ from signoff.audit._chain import AuditEvent
 PROPOSAL_AWAITING = "proposal.awaiting_confirmation"
 PROPOSAL_APPROVED = "proposal.approved"
 PROPOSAL_REJECTED = "proposal.rejected"
+PROPOSAL_CHANGES_REQUESTED = "proposal.changes_requested"
 PROPOSAL_EXPIRED = "proposal.expired"
 PROPOSAL_CANCELLED = "proposal.cancelled"
 PROPOSAL_REVOKED = "proposal.revoked"
@@ -33,6 +34,7 @@ _BY_KIND = {
     "proposal.created": PROPOSAL_AWAITING,
     "decision.approved": PROPOSAL_APPROVED,
     "decision.rejected": PROPOSAL_REJECTED,
+    "decision.changes_requested": PROPOSAL_CHANGES_REQUESTED,
     "proposal.expired": PROPOSAL_EXPIRED,
     "proposal.cancelled": PROPOSAL_CANCELLED,
     "proposal.revoked": PROPOSAL_REVOKED,
@@ -45,7 +47,7 @@ _BY_KIND = {
 EVENT_TYPES: frozenset[str] = frozenset(_BY_KIND.values())
 """Every notification type; anything else in the audit chain is not notified."""
 
-DECIDED = frozenset({PROPOSAL_APPROVED, PROPOSAL_REJECTED})
+DECIDED = frozenset({PROPOSAL_APPROVED, PROPOSAL_REJECTED, PROPOSAL_CHANGES_REQUESTED})
 
 
 def title_of(tool: str) -> str:

@@ -12,7 +12,7 @@ from signoff.store._pg_functions import DROP_FUNCTIONS, FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 13
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -251,6 +251,85 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
     # mandates with their budget and count, their decisions, each write under one, and the
     # trigger that gives a write's amount back when it is known not to have happened.
     10: MANDATES_MIGRATION,
+    # Chat channels (Slack, Teams): which chat user is which signoff person (an explicit
+    # link: a one-time code completed on the page, or an admin's entry), the one-time codes
+    # (only their hash), every copy of a proposal's message, so a decision updates all, and
+    # where a bot may reach a person (a Teams conversation reference, kept when they wrote).
+    11: (
+        """CREATE TABLE channel_links (
+            channel TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            roles TEXT NOT NULL,
+            linked_by TEXT NOT NULL,
+            linked_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            PRIMARY KEY (channel, workspace, user_id)
+        )""",
+        "CREATE INDEX channel_links_by_person ON channel_links (tenant, subject)",
+        """CREATE TABLE channel_link_codes (
+            code_hash TEXT PRIMARY KEY,
+            channel TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT
+        )""",
+        """CREATE TABLE channel_messages (
+            channel TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            proposal_id TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            conversation TEXT NOT NULL,
+            message_ref TEXT NOT NULL,
+            recipient TEXT,
+            posted_at BIGINT NOT NULL,
+            PRIMARY KEY (channel, proposal_id, workspace, conversation)
+        )""",
+        """CREATE TABLE channel_conversations (
+            channel TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            reference TEXT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            PRIMARY KEY (channel, workspace, user_id)
+        )""",
+    ),
+    # Web Push subscriptions of the page installed as an app (PWA): per person, with the
+    # roles their sign-in carried when they subscribed; the endpoint is the push service's.
+    12: (
+        """CREATE TABLE push_subscriptions (
+            endpoint TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            roles TEXT NOT NULL,
+            p256dh TEXT NOT NULL,
+            auth TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        )""",
+        "CREATE INDEX push_subscriptions_by_person ON push_subscriptions (tenant, subject)",
+    ),
+    # Delegations (out of office): a person's role held by another of the tenant for a window,
+    # honoured by the role directory at every step; ended early by setting ended_at.
+    13: (
+        """CREATE TABLE delegations (
+            delegation_id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            delegator TEXT NOT NULL,
+            delegate TEXT NOT NULL,
+            role TEXT NOT NULL,
+            starts_at BIGINT NOT NULL,
+            ends_at BIGINT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            ended_at BIGINT
+        )""",
+        "CREATE INDEX delegations_by_delegate ON delegations (tenant, delegate, role)",
+    ),
 }
 
 

@@ -9,7 +9,9 @@ Read Committed. Statements are written with ``?`` placeholders; a backend's
 from __future__ import annotations
 
 from signoff.store._q_audit import AuditEntry, AuditQueries, audit_entry
+from signoff.store._q_channels import ChannelLink, ChannelMessage, ChannelQueries, LinkCode
 from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
+from signoff.store._q_delegations import Delegation, DelegationQueries
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
@@ -22,6 +24,7 @@ from signoff.store._q_mandates import (
 )
 from signoff.store._q_passkeys import PasskeyQueries, PasskeyRecord
 from signoff.store._q_proposals import Circle, ProposalQueries
+from signoff.store._q_push import PushQueries, PushSubscription
 from signoff.store._q_reads import StepReads
 from signoff.store._q_refusals import RefusalQueries
 from signoff.store._q_roles import RoleGrant, RoleQueries
@@ -51,6 +54,9 @@ class SqlTransaction(
     RoleQueries,
     RefusalQueries,
     PasskeyQueries,
+    ChannelQueries,
+    PushQueries,
+    DelegationQueries,
     SessionQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
@@ -58,16 +64,20 @@ class SqlTransaction(
 
 __all__ = [
     "AuditEntry",
+    "ChannelLink",
+    "ChannelMessage",
     "CheckpointRecord",
     "Circle",
     "Connection",
     "ConsumeWrite",
     "Cursor",
     "DecisionWrite",
+    "Delegation",
     "DeliveryRecord",
     "Dialect",
     "IdempotencyRecord",
     "IssuedToken",
+    "LinkCode",
     "MandateRecord",
     "MandateWrite",
     "MandateWriteRecord",
@@ -75,6 +85,7 @@ __all__ = [
     "PasskeyRecord",
     "PolicyVersionRecord",
     "PremiseFailed",
+    "PushSubscription",
     "RoleGrant",
     "SqlTransaction",
     "TokenRecord",

@@ -8,6 +8,7 @@ stored snapshot. A double submit repeats the key and gets the first answer.
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import quote, urlencode
 
@@ -28,6 +29,7 @@ from signoff.web._webauthn import device_of
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 RETYPE_PREFIX = "retype."
+SUGGEST_PREFIX = "suggest."
 MAX_REASON = 2000
 MAX_RETYPED = 200
 _KEY = re.compile(r"^ui_[0-9a-f]{32}$")
@@ -112,7 +114,34 @@ def parse_decision(fields: Form) -> tuple[Decision, str]:
         if len(reason) > MAX_REASON:
             raise InvalidRequest(f"the reason is longer than {MAX_REASON} characters")
         return Decision(DecisionKind.REJECT, int(version), code, reason or None), key
-    raise InvalidRequest("the decision must be approve or reject")
+    if kind == DecisionKind.REQUEST_CHANGES.value:
+        note = fields.get("changes_note", "").strip()
+        if len(note) > MAX_REASON:
+            raise InvalidRequest(f"the note is longer than {MAX_REASON} characters")
+        suggestion = {
+            name.removeprefix(SUGGEST_PREFIX): _suggested(value)
+            for name, value in fields.items()
+            if name.startswith(SUGGEST_PREFIX) and value.strip()
+        }
+        return (
+            Decision(
+                DecisionKind.REQUEST_CHANGES,
+                int(version),
+                reason=note or None,
+                suggestion=suggestion,
+            ),
+            key,
+        )
+    raise InvalidRequest("the decision must be approve, reject or request changes")
+
+
+def _suggested(text: str) -> object:
+    """A suggested value as typed: JSON when it reads as JSON (19900, null, "x"), else text."""
+    value = text.strip()[:MAX_RETYPED]
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 def _decided(result: DecisionResult) -> Response:

@@ -20,6 +20,8 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "style-src 'self'",
         "img-src 'self'",
         "connect-src 'self'",  # the live inbox's EventSource and its same-origin refresh
+        "worker-src 'self'",  # the service worker that shows pushes (the page as an app)
+        "manifest-src 'self'",
         "form-action 'self'",
         "frame-ancestors 'none'",
         "base-uri 'none'",

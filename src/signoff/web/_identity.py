@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -53,6 +53,8 @@ class SignIn:
 
     principal: Principal
     valid_until: datetime
+    preferences: dict[str, str] = field(default_factory=dict)
+    """The identity token's ``locale`` and ``zoneinfo`` (how the pages speak and tell time)."""
 
 
 def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
@@ -61,12 +63,14 @@ def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
     The session remembers the client the token was issued to: decisions made in it
     came through that client as well as the page (PROTOCOL rule 14).
     """
+    from signoff.identity._login import preferences_of
+
     verified = authenticator.verify(token.strip())
     signed = sign_in_person(verified.principal, verified.expires_at)
     principal = dataclasses.replace(
         signed.principal, client=PAGE_SURFACE, signed_in_client=verified.principal.client
     )
-    return SignIn(principal, signed.valid_until)
+    return SignIn(principal, signed.valid_until, preferences_of(verified.claims))
 
 
 def sign_in_person(principal: Principal, valid_until: datetime) -> SignIn:

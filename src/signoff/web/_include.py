@@ -9,10 +9,21 @@ from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
 from signoff.http._state import AppState
-from signoff.web import _decide, _live, _mandate_pages, _passkeys, _proposal_pages, _sign_in
+from signoff.web import (
+    _batch,
+    _decide,
+    _links,
+    _live,
+    _mandate_pages,
+    _passkeys,
+    _proposal_pages,
+    _push,
+    _sign_in,
+)
 from signoff.web._errors import ErrorPages
 from signoff.web._headers import SecurityHeaders
 from signoff.web._identity import LoginProvider
+from signoff.web._locale import Localization
 from signoff.web._oidc import oidc_providers
 from signoff.web._ui import PREFIX, Ui
 
@@ -33,6 +44,17 @@ def install_ui(
     # Added first, so the security headers (added next, outside it) cover the error pages too.
     app.add_middleware(ErrorPages, ui=ui, prefix=PREFIX)
     app.add_middleware(SecurityHeaders, prefix=PREFIX)
+    app.add_middleware(Localization, prefix=PREFIX)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")
-    for module in (_sign_in, _proposal_pages, _mandate_pages, _decide, _live, _passkeys):
+    for module in (
+        _sign_in,
+        _proposal_pages,
+        _mandate_pages,
+        _decide,
+        _batch,
+        _live,
+        _passkeys,
+        _links,
+        _push,
+    ):
         app.include_router(module.router)

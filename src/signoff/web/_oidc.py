@@ -50,7 +50,7 @@ class OidcLoginProvider:
         result = self._login.complete(
             code=code, nonce=nonce, code_verifier=code_verifier, redirect_uri=redirect_uri
         )
-        return SignIn(result.principal, result.valid_until)
+        return SignIn(result.principal, result.valid_until, result.preferences)
 
 
 def oidc_providers(authenticator: Authenticator) -> list[LoginProvider]:

@@ -43,10 +43,20 @@ def inbox(request: Request, after: str | None = None) -> Response:
     shown = [p for p in page[:INBOX_PAGE] if entitlement(p, principal).may_decide]
     more = page[INBOX_PAGE - 1] if len(page) > INBOX_PAGE else None
     next_page = None if more is None else f"{to_micros(more.expires_at)}.{more.proposal_id}"
+    from signoff.catalog._tool import REASON_LABELS
+    from signoff.web._batch import alone
+
     return ui.render(
         "inbox.html",
         session,
-        {"proposals": shown, "next_page": next_page, "live_after": live_after},
+        {
+            "proposals": shown,
+            "next_page": next_page,
+            "live_after": live_after,
+            "alone": alone(shown),
+            "idempotency_key": new_idempotency_key(),
+            "batch_reasons": list(REASON_LABELS.items()),
+        },
     )
 
 
@@ -130,14 +140,45 @@ def detail_context(
         "reasons": tool.reasons(),
         "units": [f for f in proposal.preview.fields if f.unit],
         "approve_label": approve_label(proposal),
+        "approve_amount": approve_amount(proposal),
         "device": None,  # a device-signed approval's options: ``_passkeys.device_context``
+        "replaced": replaced(ui, principal, proposal),
+    }
+
+
+def replaced(ui: Ui, principal: Principal, proposal: Proposal) -> dict[str, Any] | None:
+    """What changed from the proposal this one supersedes, and what its reviewer suggested."""
+    if proposal.supersedes is None:
+        return None
+    try:
+        old = ui.app_state.gate.proposal(principal, proposal.supersedes)
+    except SignoffError:
+        return {"proposal_id": proposal.supersedes, "rows": [], "suggestion": None, "seen": False}
+    names = list(old.arguments) + [k for k in proposal.arguments if k not in old.arguments]
+    rows = [
+        (name, old.arguments.get(name), proposal.arguments.get(name))
+        for name in names
+        if old.arguments.get(name) != proposal.arguments.get(name)
+    ]
+    returned = old.changes_requested
+    return {
+        "proposal_id": old.proposal_id,
+        "rows": rows,
+        "suggestion": None if returned is None else returned.suggestion,
+        "by": None if returned is None else returned.approver,
+        "seen": True,
     }
 
 
 def approve_label(proposal: Proposal) -> str:
     """The button restates the amount: the display value of the first field with a unit."""
+    amount = approve_amount(proposal)
+    return "Approve" if amount is None else f"Approve {amount}"
+
+
+def approve_amount(proposal: Proposal) -> str | None:
     counted = next((f for f in proposal.preview.fields if f.unit), None)
-    return "Approve" if counted is None else f"Approve {counted.display_value}"
+    return None if counted is None else counted.display_value
 
 
 def _retype(proposal: Proposal) -> list[str]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from contextvars import ContextVar
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +21,46 @@ import jinja2
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
+from signoff._i18n import Localizer
 from signoff._text import visible as shown
 
 TEMPLATES = Path(__file__).parent / "templates"
+CURRENT: ContextVar[Localizer | None] = ContextVar("signoff_page_localizer", default=None)
+"""The language and zone of the page being drawn (set by :meth:`Renderer.page`)."""
+
+
+def N_(message: str) -> str:
+    """Marks a string for the catalog; translated where it is shown."""
+    return message
+
+
 # Status names as a person reads them; the machine name stays in the badge's class.
 STATUS_NAMES = {
-    "awaiting_confirmation": "Awaiting confirmation",
-    "declined": "Rejected",
-    "cancelled": "Cancelled",
-    "expired": "Expired",
-    "confirmed": "Confirmed",
-    "revoked": "Revoked",
-    "executing": "Running",
-    "prepared": "Prepared",
-    "running": "Running",
-    "succeeded": "Succeeded",
-    "failed_retryable": "Failed, can be retried",
-    "failed_terminal": "Failed",
-    "unknown": "Outcome unknown",
-    "needs_attention": "Needs a person to check",
+    "awaiting_confirmation": N_("Awaiting confirmation"),
+    "declined": N_("Rejected"),
+    "changes_requested": N_("Changes requested"),
+    "cancelled": N_("Cancelled"),
+    "expired": N_("Expired"),
+    "confirmed": N_("Confirmed"),
+    "revoked": N_("Revoked"),
+    "executing": N_("Running"),
+    "prepared": N_("Prepared"),
+    "running": N_("Running"),
+    "succeeded": N_("Succeeded"),
+    "failed_retryable": N_("Failed, can be retried"),
+    "failed_terminal": N_("Failed"),
+    "unknown": N_("Outcome unknown"),
+    "needs_attention": N_("Needs a person to check"),
 }
+WORDS = (
+    *(N_("low"), N_("medium"), N_("high"), N_("critical"), N_("approve"), N_("reject")),
+    N_("request_changes"),
+    *(N_("Wrong amount"), N_("Wrong target or recipient"), N_("Against policy")),
+    *(N_("Looks suspicious"), N_("Other (explain below)")),
+    *(N_("approving it needs the value re-typed"), N_("approving it needs the identity provider")),
+    N_("approving it is signed with the approver's passkey"),
+)
+"""Machine names and the usual reject reasons, shown in words (``_(name)`` in templates)."""
 
 
 def visible(text: object) -> str:
@@ -65,23 +86,49 @@ def machine(value: object) -> str:
 def human(status: object) -> str:
     """A status (enum or its value) in words."""
     value = str(getattr(status, "value", status))
-    return STATUS_NAMES.get(value, value.replace("_", " ").capitalize())
+    words = STATUS_NAMES.get(value)
+    return _gettext(words) if words else value.replace("_", " ").capitalize()
+
+
+def current() -> Localizer:
+    return CURRENT.get() or Localizer()
+
+
+def _gettext(message: str) -> str:
+    return current().gettext(message)
+
+
+def _ngettext(singular: str, plural: str, n: int) -> str:
+    return current().ngettext(singular, plural, n)
 
 
 def when(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """In the person's (or tenant's) zone, with the offset: ``2026-09-01 14:20:00 +08:00``."""
+    return current().when(moment)
+
+
+def money(minor: object, currency: object) -> str:
+    """A minor-unit amount as the person's locale writes it (beside the recorded display)."""
+    if isinstance(minor, bool) or not isinstance(minor, int) or not isinstance(currency, str):
+        return ""
+    try:
+        return current().money(minor, currency)
+    except (ValueError, LookupError):
+        return ""  # a currency CLDR does not know: the recorded display value stands alone
 
 
 def remaining(until: datetime, now: datetime) -> str:
     """Time left in words; the countdown script refines it every second."""
     left = until - now
     if left <= timedelta(0):
-        return "expired"
+        return _gettext("expired")
     minutes, seconds = divmod(int(left.total_seconds()), 60)
     hours, minutes = divmod(minutes, 60)
     if hours:
-        return f"{hours} h {minutes} min left"
-    return f"{minutes} min {seconds} s left" if minutes else f"{seconds} s left"
+        return _gettext("%(h)d h %(m)d min left") % {"h": hours, "m": minutes}
+    if minutes:
+        return _gettext("%(m)d min %(s)d s left") % {"m": minutes, "s": seconds}
+    return _gettext("%(s)d s left") % {"s": seconds}
 
 
 class Renderer:
@@ -94,12 +141,34 @@ class Renderer:
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
+            extensions=["jinja2.ext.i18n"],
+        )
+        # gettext through the page's localizer (a context variable), so one environment
+        # serves every request in its own language; newstyle: autoescaped %(name)s values.
+        self.env.install_gettext_callables(  # type: ignore[attr-defined]
+            _gettext, _ngettext, newstyle=True
         )
         self.env.filters.update(
             visible=visible, tokens=tokens, machine=machine, when=when, human=human
         )
-        self.env.globals.update(remaining=remaining)
+        self.env.globals.update(remaining=remaining, money=money)
 
-    def page(self, template: str, context: Mapping[str, Any], *, status: int = 200) -> HTMLResponse:
-        html = self.env.get_template(template).render(context)
-        return HTMLResponse(html, status_code=status)
+    def page(
+        self,
+        template: str,
+        context: Mapping[str, Any],
+        *,
+        status: int = 200,
+        localizer: Localizer | None = None,
+    ) -> HTMLResponse:
+        chosen = localizer or Localizer()
+        token = CURRENT.set(chosen)
+        try:
+            html = self.env.get_template(template).render(
+                {"html_lang": chosen.html_lang, **context}
+            )
+        finally:
+            CURRENT.reset(token)
+        response = HTMLResponse(html, status_code=status)
+        response.headers["Content-Language"] = chosen.html_lang
+        return response

@@ -20,6 +20,7 @@ from signoff.exceptions import NotAuthenticated
 from signoff.http._settings import SettingsError
 from signoff.web._forms import posted_form
 from signoff.web._identity import DEMO_USERS, SignIn, demo_user, sign_in_person, sign_in_with_jwt
+from signoff.web._locale import remember_preferences
 from signoff.web._session import SESSION_TTL, PendingLogin, WebSession
 from signoff.web._ui import PREFIX, Ui, safe_next, ui_of
 
@@ -200,6 +201,7 @@ def _start_session(
     until = min(signed.valid_until, ui.now() + SESSION_TTL)
     response = RedirectResponse(safe_next(next_path), status_code=303)
     ui.set_cookie(response, session.signed_in(signed.principal, via=via, until=until))
+    remember_preferences(response, signed.preferences, secure=ui.sessions.secure)
     return response
 
 

@@ -21,6 +21,7 @@ from signoff.http._state import AppState
 from signoff.web._csrf import FIELD as CSRF_FIELD
 from signoff.web._csrf import CsrfGuard
 from signoff.web._identity import LoginProvider
+from signoff.web._locale import requested
 from signoff.web._render import Renderer
 from signoff.web._session import LOGIN_TTL, PendingLogin, SessionCodec, WebSession
 from signoff.web._webauthn import Ceremonies
@@ -89,6 +90,8 @@ class Ui:
     ) -> Response:
         """A page with the shared context (who is signed in, the CSRF token, the time)."""
         now = self.now()
+        tenant = session.principal.tenant if session.principal else None
+        localizer = requested().localizer(self.app_state.settings.time_zone_of(tenant))
         response = self.pages.page(
             template,
             {
@@ -100,6 +103,7 @@ class Ui:
                 **(context or {}),
             },
             status=status,
+            localizer=localizer,
         )
         if set_cookie:
             self.set_cookie(response, session)

@@ -35,6 +35,7 @@ from signoff.integrations.openai_agents._identity import PrincipalSource, princi
 
 _REFUSED = (
     ProposalStatus.DECLINED,
+    ProposalStatus.CHANGES_REQUESTED,
     ProposalStatus.CANCELLED,
     ProposalStatus.EXPIRED,
     ProposalStatus.REVOKED,
