@@ -165,7 +165,7 @@ def _flows(world: World) -> list[Any]:
 
 
 def _export(world: World, **kw: Any) -> dict[str, Any]:
-    return json.loads(json.dumps(world.gate.export_bundle("acme", **kw)))
+    return dict(json.loads(json.dumps(world.gate.export_bundle("acme", **kw))))
 
 
 def test_the_ts_verifier_verifies_a_gate_bundle_and_its_since_range(
