@@ -190,6 +190,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject several proposals; each item answered on its own
+         * @description Each item is its own decision over its own version and digest, audited one by one:
+         *     a stale version is that item's 409 and the others are recorded. An approval that needs
+         *     re-typing, a device signature or the identity provider is left out (422
+         *     ``not_batchable``). A retried batch (same Idempotency-Key) replays each item.
+         */
+        post: operations["decideProposals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mandates": {
         parameters: {
             query?: never;
@@ -414,6 +437,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/delegations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your delegations, given and held (an admin: the whole tenant's) */
+        get: operations["listDelegations"];
+        put?: never;
+        /** Lend a role to another person of the tenant for a window (out of office) */
+        post: operations["createDelegation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/delegations/{delegation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End a delegation now (the delegator, the delegate or an admin) */
+        delete: operations["endDelegation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -497,10 +555,15 @@ export interface components {
             /** Approver */
             approver: string;
             /**
+             * Delegate Of
+             * @description Whom the approver stood in for (a delegation)
+             */
+            delegate_of?: string | null;
+            /**
              * Decision
              * @enum {string}
              */
-            decision: "approve" | "reject";
+            decision: "approve" | "reject" | "request_changes";
             /** Step */
             step: string;
             /** Reason Code */
@@ -512,6 +575,8 @@ export interface components {
              * Format: date-time
              */
             decided_at: string;
+            /** @description For request_changes: what the reviewer suggests */
+            suggestion?: components["schemas"]["SuggestionView"] | null;
         };
         /** AuditEventView */
         AuditEventView: {
@@ -548,6 +613,79 @@ export interface components {
             /** Next After */
             next_after?: number | null;
         };
+        /** BatchDecision */
+        BatchDecision: {
+            /**
+             * Decision
+             * @enum {string}
+             */
+            decision: "approve" | "reject" | "request_changes";
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /**
+             * Reason Code
+             * @description Required to reject: one of the reasons the tool offers (`other` always)
+             */
+            reason_code?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * Retyped
+             * @description Re-typed values of the proposal's retype fields
+             */
+            retyped?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Suggestion
+             * @description request_changes: argument name → suggested value (with `reason` as the note)
+             */
+            suggestion?: {
+                [key: string]: unknown;
+            } | null;
+            /** Proposal Id */
+            proposal_id: string;
+        };
+        /**
+         * BatchItemView
+         * @description One item of a batch: its decision, or the problem that refused it (nothing decided).
+         */
+        BatchItemView: {
+            /** Proposal Id */
+            proposal_id: string;
+            /**
+             * Status
+             * @description The status this item alone would have had (200, 409, …)
+             */
+            status: number;
+            decision?: components["schemas"]["DecisionView"] | null;
+            /**
+             * Problem
+             * @description RFC 9457 problem details of the refusal, with its code
+             */
+            problem?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** BatchRequest */
+        BatchRequest: {
+            /**
+             * Decisions
+             * @description Each decided on its own, in order
+             */
+            decisions: components["schemas"]["BatchDecision"][];
+        };
+        /** BatchView */
+        BatchView: {
+            /**
+             * Results
+             * @description One per decision, in the request's order
+             */
+            results: components["schemas"]["BatchItemView"][];
+        };
         /** ConfirmationTokenView */
         ConfirmationTokenView: {
             /** Proposal Id */
@@ -569,7 +707,7 @@ export interface components {
              * Decision
              * @enum {string}
              */
-            decision: "approve" | "reject";
+            decision: "approve" | "reject" | "request_changes";
             /**
              * Expected Version
              * @description The version you saw
@@ -588,6 +726,13 @@ export interface components {
              */
             retyped?: {
                 [key: string]: string;
+            } | null;
+            /**
+             * Suggestion
+             * @description request_changes: argument name → suggested value (with `reason` as the note)
+             */
+            suggestion?: {
+                [key: string]: unknown;
             } | null;
         };
         /**
@@ -631,6 +776,63 @@ export interface components {
             duplicate: boolean;
             /** @description The proposal as it is now */
             proposal: components["schemas"]["ProposalView"];
+        };
+        /** DelegationList */
+        DelegationList: {
+            /** Delegations */
+            delegations: components["schemas"]["DelegationView"][];
+        };
+        /** DelegationRequest */
+        DelegationRequest: {
+            /**
+             * Delegate
+             * @description Who stands in (a person of the caller's tenant)
+             */
+            delegate: string;
+            /** Role */
+            role: string;
+            /**
+             * Starts At
+             * Format: date-time
+             * @description RFC 3339 with an offset
+             */
+            starts_at: string;
+            /**
+             * Ends At
+             * Format: date-time
+             * @description At most 90 days after starts_at
+             */
+            ends_at: string;
+            /**
+             * Delegator
+             * @description Only a signoff_admin names someone else as the delegator
+             */
+            delegator?: string | null;
+        };
+        /** DelegationView */
+        DelegationView: {
+            /** Delegation Id */
+            delegation_id: string;
+            /** Delegator */
+            delegator: string;
+            /** Delegate */
+            delegate: string;
+            /** Role */
+            role: string;
+            /**
+             * Starts At
+             * Format: date-time
+             */
+            starts_at: string;
+            /**
+             * Ends At
+             * Format: date-time
+             */
+            ends_at: string;
+            /** Created By */
+            created_by: string;
+            /** Ended At */
+            ended_at: string | null;
         };
         /** DeliveryList */
         DeliveryList: {
@@ -1012,7 +1214,7 @@ export interface components {
          * ProposalStatus
          * @enum {string}
          */
-        ProposalStatus: "awaiting_confirmation" | "declined" | "cancelled" | "expired" | "confirmed" | "revoked" | "executing" | "succeeded" | "failed_retryable" | "failed_terminal" | "unknown" | "needs_attention";
+        ProposalStatus: "awaiting_confirmation" | "declined" | "changes_requested" | "cancelled" | "expired" | "confirmed" | "revoked" | "executing" | "succeeded" | "failed_retryable" | "failed_terminal" | "unknown" | "needs_attention";
         /** ProposalView */
         ProposalView: {
             /** Proposal Id */
@@ -1086,6 +1288,13 @@ export interface components {
             mandate_refusal?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Supersedes
+             * @description The proposal returned with changes requested that this answers
+             */
+            supersedes?: string | null;
+            /** @description When status is changes_requested: the suggestion to propose anew with */
+            changes_requested?: components["schemas"]["SuggestionView"] | null;
         };
         /** ProposeRequest */
         ProposeRequest: {
@@ -1111,6 +1320,11 @@ export interface components {
              * @description Confirm under this standing approval (POST /v1/mandates): a write it covers is confirmed at once; one it does not is refused naming the constraint
              */
             mandate_id?: string | null;
+            /**
+             * Supersedes
+             * @description A proposal returned with changes requested that this one answers
+             */
+            supersedes?: string | null;
         };
         /**
          * PublicJwk
@@ -1191,6 +1405,13 @@ export interface components {
             items?: components["schemas"]["ItemView"][];
             /** @description A write under a standing approval: the mandate and the budget left */
             mandate?: components["schemas"]["MandateCoverView"] | null;
+            /**
+             * On Behalf Of
+             * @description Approver → the person they stood in for (delegation)
+             */
+            on_behalf_of?: {
+                [key: string]: string;
+            };
         };
         /** RequesterView */
         RequesterView: {
@@ -1273,6 +1494,21 @@ export interface components {
         StopRequest: {
             /** Reason */
             reason: string;
+        };
+        /** SuggestionView */
+        SuggestionView: {
+            /**
+             * Note
+             * @description The reviewer's words: what to change and why
+             */
+            note: string;
+            /**
+             * Fields
+             * @description Argument name → the value the reviewer suggests
+             */
+            fields: {
+                [key: string]: unknown;
+            };
         };
         /** WhoAmI */
         WhoAmI: {
@@ -1377,7 +1613,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1388,7 +1624,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1428,7 +1664,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhoAmI"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1482,7 +1718,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1537,7 +1773,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1548,7 +1784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1557,7 +1793,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1575,7 +1811,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1635,7 +1871,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1646,7 +1882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1704,7 +1940,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1715,7 +1951,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1724,7 +1960,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1742,7 +1978,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1793,7 +2029,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1804,7 +2040,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1813,7 +2049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1877,7 +2113,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1888,7 +2124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1897,7 +2133,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1957,7 +2193,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -1968,7 +2204,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1977,7 +2213,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1989,6 +2225,64 @@ export interface operations {
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideProposals: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A unique key per logical request (IETF draft: an sf-string, "…") */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2039,7 +2333,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2050,7 +2344,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2059,7 +2353,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2110,7 +2404,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2121,7 +2415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2179,7 +2473,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2190,7 +2484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2199,7 +2493,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2217,7 +2511,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2272,7 +2566,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2283,7 +2577,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2292,7 +2586,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2354,7 +2648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2421,7 +2715,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2432,7 +2726,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2441,7 +2735,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2459,7 +2753,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `policy_undecidable`, `retype_mismatch` */
+            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2510,7 +2804,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2521,7 +2815,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2581,7 +2875,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2592,7 +2886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2601,7 +2895,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2665,7 +2959,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2676,7 +2970,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2685,7 +2979,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2749,7 +3043,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2760,7 +3054,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2769,7 +3063,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2818,7 +3112,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleGrantsView"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2829,7 +3123,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2888,7 +3182,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2899,7 +3193,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2958,7 +3252,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -2969,8 +3263,228 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDelegations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegationList"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createDelegation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DelegationRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegationView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endDelegation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delegation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3032,7 +3546,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -3043,7 +3557,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3052,7 +3566,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3104,7 +3618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -3115,7 +3629,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3167,7 +3681,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Bearer token missing, invalid or expired. Codes: `not_authenticated`, `step_up_required` */
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
             401: {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
@@ -3178,7 +3692,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3187,7 +3701,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3236,7 +3750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Jwks"];
                 };
             };
-            /** @description No such resource in the caller's tenant. Codes: `not_found` */
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
