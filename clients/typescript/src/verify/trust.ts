@@ -149,9 +149,11 @@ async function trustedKey(value: unknown): Promise<TrustedKey> {
 
 /** `<name>+<hex key ID>+base64(0x04 || Ed25519 public key)`: a witness's cosignature key. */
 export function parseVkey(vkey: string): TrustedWitness {
-  const parts = vkey.split("+");
-  const [name, id, blob] = parts as [string, string, string];
-  const raw = parts.length === 3 ? fromBase64(blob) : null;
+  // The name and key ID hold no "+"; the base64 key may: split at the first two only.
+  const first = vkey.indexOf("+");
+  const second = first < 0 ? -1 : vkey.indexOf("+", first + 1);
+  const [name, id, blob] = second < 0 ? ["", "", ""] : [vkey.slice(0, first), vkey.slice(first + 1, second), vkey.slice(second + 1)];
+  const raw = second < 0 ? null : fromBase64(blob);
   if (raw === null || name === "" || /\s/u.test(name) || !/^[0-9a-f]{8}$/.test(id) || raw.length !== 33) {
     throw new ProofFormatError(`${JSON.stringify(vkey)} is not a vkey (<name>+<key ID>+<base64 key>)`);
   }
