@@ -1,5 +1,6 @@
-// `npm pack` makes a tarball that installs into an empty project with no download (the
-// package has no runtime dependency) and whose entry points load and work.
+// `npm pack` makes a tarball that installs into an empty project with no download (its one
+// runtime dependency, `jose`, comes from npm's cache) and whose entry points load and work —
+// the HTTP client's without `jose`, which only `@signoff/client/verify` imports.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -28,8 +29,15 @@ test("npm pack's tarball installs offline, and its entry points load", () => {
     ].join("\n");
     const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: project, encoding: "utf8" });
     assert.equal(out.trim(), "confirm:v1:4d89ec74870d73eead7046638fce761ed84c41c63bb981f273fe11e4cd97b6d4 function function function");
+    const verify = 'import { verifyReceipt, NoTrustRoot } from "@signoff/client/verify"; await verifyReceipt("x.y.z", null).catch((e) => console.log(e instanceof NoTrustRoot, e.code));';
+    assert.equal(execFileSync(process.execPath, ["--input-type=module", "-e", verify], { cwd: project, encoding: "utf8" }).trim(), "true no_trust_root");
+    assert.equal(execFileSync(process.execPath, [join(project, "node_modules", ".bin", "signoff-verify"), "--help"], { encoding: "utf8" }).split(" ")[0], "usage:");
+    // Without jose the client and its adapters still load; only the verifier needs it.
+    rmSync(join(project, "node_modules", "jose"), { recursive: true, force: true });
+    const bare = 'import { SignoffClient } from "@signoff/client"; await import("@signoff/client/verify").then(() => console.log("loaded"), () => console.log(typeof SignoffClient, "verify needs jose"));';
+    assert.equal(execFileSync(process.execPath, ["--input-type=module", "-e", bare], { cwd: project, encoding: "utf8" }).trim(), "function verify needs jose");
     const files = execFileSync("tar", ["-tzf", join(work, tarball)], { encoding: "utf8" }).split("\n");
-    for (const expected of ["package/dist/index.js", "package/dist/index.d.ts", "package/dist/ai-sdk.d.ts", "package/dist/agents.js", "package/README.md"]) {
+    for (const expected of ["package/dist/index.js", "package/dist/index.d.ts", "package/dist/ai-sdk.d.ts", "package/dist/agents.js", "package/dist/verify/index.js", "package/dist/verify/cli.js", "package/README.md"]) {
       assert.ok(files.includes(expected), expected);
     }
     assert.ok(!files.some((file) => file.startsWith("package/test/") || file.startsWith("package/build/")), "no tests in the tarball");
