@@ -146,3 +146,37 @@ def _own_data_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         os.environ.pop("SIGNOFF_DATA_DIR", None)
     else:
         os.environ["SIGNOFF_DATA_DIR"] = previous
+
+
+PREREQUISITES = (
+    ("PostgreSQL", "PostgreSQL unreachable", "a server at SIGNOFF_TEST_POSTGRES_URL"),
+    (
+        "Node.js and npm ci",
+        "npm ci",
+        "node, npm ci --prefix tests/identity/idp / tests/conformance",
+    ),
+    ("chromium", "chromium", "Debian's chromium at /usr/bin/chromium"),
+)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say how many tests did not run for a missing prerequisite, so a green run with skips
+    is never mistaken for the whole suite (README, "Running the tests")."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    counts: dict[str, int] = {}
+    for report in skipped:
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+        name = next((n for n, needle, _ in PREREQUISITES if needle in reason), "other reasons")
+        counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return
+    total = sum(counts.values())
+    terminalreporter.section(f"not run: {total} tests skipped", sep="=", yellow=True)
+    for name, _, how in PREREQUISITES:
+        if name in counts:
+            terminalreporter.line(f"  {counts[name]:4d} need {name} ({how})")
+    if "other reasons" in counts:
+        terminalreporter.line(f"  {counts['other reasons']:4d} for other reasons (see above)")
+    terminalreporter.line(
+        "  README's 'Running the tests' lists what they need; CI=true fails them."
+    )

@@ -28,6 +28,12 @@ def test_bench_on_sqlite_prints_phases_and_ends_with_the_ratio(tmp_path: Path) -
     trips = next(line for line in lines if line.startswith("round trips per flow: "))
     signoff_trips = float(trips.split("(signoff ")[1].split(" ")[0])
     assert signoff_trips >= 4 * 2  # counted: at least BEGIN and COMMIT of each commit
+    again = CliRunner().invoke(cli, ["bench", "--db", db, "--flows", "6", "--workers", "2"])
+    assert again.exit_code == 2
+    assert again.stderr.startswith(
+        f"error [configuration_error]: signoff bench starts from fresh files, and {db} "
+    ), again.stderr  # not `error [internal]: … bare write changed 0 rows` half-way through
+    assert "Traceback" not in again.stderr and again.stdout == ""
 
 
 @pytest.mark.postgres

@@ -29,7 +29,7 @@ from signoff import (
 )
 from signoff.exceptions import CatalogError, SignoffError
 from signoff.http import Settings
-from signoff.http._app import load_catalog
+from signoff.http._catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,6 +87,10 @@ class WrongRiskReturn(Good):
 
 class NoApprover(Good):
     approver_role = None  # type: ignore[assignment]
+
+
+class RoleWithSpaces(Good):
+    approver_role = "Email Approver!"
 
 
 class RetypesAnUnknownField(Good):
@@ -179,6 +183,7 @@ BAD_TOOLS: list[tuple[type[WriteTool[Any]], str]] = [
     (ExecuteReturnsNone, r"execute is annotated to return NoneType; it must return Succeeded"),
     (WrongRiskReturn, r"risk is annotated to return str; it must return Risk"),
     (NoApprover, r"names no approver: set approver_role = '…'"),
+    (RoleWithSpaces, r"role 'Email Approver!' is not a role name: letters, digits and _ \. : / -"),
     (RetypesAnUnknownField, r"retype names \['txt'\], which are not arguments"),
     (NotStrictBase, r"LooseArgs must subclass signoff.StrictArgs"),
     (LaxTool, r"LaxArgs is not strict"),
@@ -298,3 +303,16 @@ def test_a_class_as_catalog_at_start_is_one_line_on_the_cli(tmp_path: Path) -> N
     assert "Traceback" not in done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "Good is a class" in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("role", ["email_approver", "Mail.Approve", "realm:ops", "team/finance-1"])
+def test_role_names_as_identity_tokens_carry_them_are_accepted(role: str) -> None:
+    """The role syntax admits what IdPs issue (Entra app roles, Keycloak realm roles)."""
+    assert ApprovalPolicy(role=role).role == role
+
+
+@pytest.mark.parametrize("role", ["", "Email Approver", "approver!", "-lead", "a" * 129])
+def test_a_role_that_no_token_could_carry_is_refused(role: str) -> None:
+    """Spaces, punctuation, a leading dash or 129 characters: refused when declared."""
+    with pytest.raises(ValueError, match="is not a role name"):
+        ApprovalPolicy(role=role)

@@ -69,6 +69,9 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in (*PRODUCTION, "SIGNOFF_CATALOG", "SIGNOFF_DATABASE_URL", "SIGNOFF_CONFIG"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "errtools.py").write_text(TOOLS_MODULE)
+    (tmp_path / "syntaxtools.py").write_text("def catalog(:\n    pass\n")
+    (tmp_path / "deptools.py").write_text("import no_such_dependency_here\n")
+    (tmp_path / "raisingtools.py").write_text("raise RuntimeError('the shop API is down')\n")
     return tmp_path
 
 
@@ -91,7 +94,6 @@ def read_only_db(place: Path) -> Iterator[str]:
 
 READ_ONLY = [
     ("demo", "--db", "{ro}"),
-    ("bench", "--db", "{ro}", "--flows", "2", "--workers", "1"),
     ("serve", "--demo", "--db", "{ro}", "--port", "0"),
     ("reconcile", "--demo", "--db", "{ro}", "--once"),
 ]
@@ -123,6 +125,13 @@ BAD_INPUTS: list[tuple[tuple[str, ...], dict[str, str], str]] = [
     (("chaos", "--db", DOWN, "--kills", "1"), {}, "store_unavailable"),
     (("bench", "--db", DOWN, "--flows", "2", "--workers", "1"), {}, "store_unavailable"),
     (("audit", "verify", "--db", "missing.db"), {}, "store_error"),
+    # an empty --db (an unset shell variable) never falls back to the default store
+    (("demo", "--db", ""), {}, "usage"),
+    (("db", "upgrade", "--db", " "), {}, "usage"),
+    (("serve", "--demo", "--db", "", "--port", "0"), {}, "usage"),
+    (("bench", "--db", "", "--flows", "2", "--workers", "1"), {}, "usage"),
+    (("roles", "list", "--db", "", "--tenant", "acme"), {}, "usage"),
+    (("reconcile", "--demo", "--db", "", "--once"), {}, "usage"),
     # catalogs: wrong signature, a class, a non-callable, a failing factory, a missing module
     (("tools", "--catalog", "errtools:needs_arguments"), {}, "invalid_reference"),
     (("tools", "--catalog", "errtools:not_a_catalog"), {}, "invalid_reference"),
@@ -131,6 +140,16 @@ BAD_INPUTS: list[tuple[tuple[str, ...], dict[str, str], str]] = [
     (("tools", "--catalog", "signoff:Catalog"), {}, "invalid_reference"),
     (("tools", "--catalog", "no_such_module:x"), {}, "invalid_reference"),
     (("tools", "--catalog", "errtools"), {}, "invalid_reference"),
+    # the catalog's own module is broken: a syntax error, a missing dependency, a raise
+    (("tools", "--catalog", "syntaxtools:catalog"), {}, "catalog_import"),
+    (("tools", "--catalog", "deptools:catalog"), {}, "catalog_import"),
+    (("tools", "--catalog", "raisingtools:catalog"), {}, "catalog_import"),
+    (("reconcile", "--catalog", "syntaxtools:catalog", "--once"), {}, "catalog_import"),
+    (
+        ("serve", "--port", "0"),
+        {**PRODUCTION, "SIGNOFF_CATALOG": "syntaxtools:catalog"},
+        "catalog_import",
+    ),
     (
         ("mcp", "--catalog", "signoff:Catalog", "--principal", "a@t"),
         PRODUCTION,
@@ -170,6 +189,17 @@ def test_bad_input_is_one_line(
     assert result.exit_code == 2, result.output
     assert one_error_line(result.stderr)["code"] == code
     assert result.stdout == ""
+
+
+def test_a_syntax_error_in_the_catalog_module_names_the_file_and_line(place: Path) -> None:
+    """Not `error [internal]: … report it if it looks like a bug`: the user's file and line."""
+    result = CliRunner().invoke(cli, ["tools", "--catalog", "syntaxtools:catalog"])
+    line = one_error_line(result.stderr)
+    assert line["code"] == "catalog_import"
+    assert f"has a syntax error at {place / 'syntaxtools.py'}:1" in line["what"]
+    assert line["todo"].startswith("fix the module")
+    missing = CliRunner().invoke(cli, ["tools", "--catalog", "deptools:catalog"])
+    assert "No module named 'no_such_dependency_here'" in missing.stderr
 
 
 def test_every_missing_production_setting_in_one_line(place: Path) -> None:

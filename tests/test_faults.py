@@ -250,6 +250,39 @@ def test_check_exactly_once_names_every_kind_of_mismatch() -> None:
     assert effects_added(effects[:2], effects).added == tuple(effects[2:])
 
 
+def _succeeded(key: str, reference: str) -> Execution:
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    return Execution(
+        f"exe_{key}", f"prop_{key}", "acme", f"tok_{key}", key, ExecutionStatus.SUCCEEDED, 1,
+        reference, None, None, moment, moment,
+    )  # fmt: skip
+
+
+def test_a_tool_that_sent_two_emails_is_never_summed_up_as_zero_duplicates() -> None:
+    """A second e-mail under a key of the tool's own, or the one e-mail under a key that is
+    not the request key: NOT exactly once, and the summary counts the extra effect."""
+    record = _succeeded("send_email:acme:act_1", "msg_1")
+    second = check_exactly_once(
+        [record], [Effect(record.request_key, "msg_1"), Effect("send_email:acme:act_1-cc", "msg_2")]
+    )
+    assert not second.ok and second.extra_effects == 1
+    assert second.orphans == (Effect("send_email:acme:act_1-cc", "msg_2"),)
+    assert second.summary().startswith(
+        "NOT exactly once: 1 executions, 2 effects (1 beyond one per execution); "
+    )
+    retried = check_exactly_once(
+        [record], [Effect("uuid-1", "msg_0"), Effect("uuid-2", "msg_1")]
+    )  # the tool used its own key per attempt: two e-mails, the second one recorded
+    assert retried.lost == () and retried.foreign_key == (Effect("uuid-2", "msg_1"),)
+    assert retried.orphans == (Effect("uuid-1", "msg_0"),)
+    assert not retried.ok and retried.extra_effects == 1
+    same_key_twice = check_exactly_once(
+        [record], [Effect(record.request_key, "msg_1"), Effect(record.request_key, "msg_2")]
+    )
+    assert same_key_twice.duplicates == (record.execution_id,)
+    assert "1 executions with several effects" in same_key_twice.summary()
+
+
 def test_adapters_doc_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
     """The ```python examples in docs/ADAPTERS.md run as written, in order."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "ADAPTERS.md").read_text()
@@ -258,6 +291,8 @@ def test_adapters_doc_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict[str, object] = {"__name__": "adapters_doc"}
     for block in blocks:
         exec(compile(block, "docs/ADAPTERS.md", "exec"), namespace)
-    assert "0 duplicate, 0 lost" in capsys.readouterr().out
+    assert "exactly once: 4 executions, 4 effects (0 beyond one per execution)" in (
+        capsys.readouterr().out
+    )
     namespace["store"].close()  # type: ignore[attr-defined]
     namespace["shop"].close()  # type: ignore[attr-defined]

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import click
+
+from signoff.cli._main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,3 +66,40 @@ def test_readme_python_example_runs_twice(tmp_path: Path) -> None:
         finally:
             shop.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["example.py", "tmp"]  # no litter
+
+
+def _command_rows() -> list[str]:
+    """The first cell's command of each row of the README's command table."""
+    text = (ROOT / "README.md").read_text()
+    return [
+        line.split("`", 2)[1].replace("\\|", "|")
+        for line in text.splitlines()
+        if line.startswith("| `signoff ")
+    ]
+
+
+def test_every_command_in_the_table_names_its_required_options() -> None:
+    """A row such as `signoff keys generate` shows each required option (`--out FILE`), so
+    the line a reader copies works; every named subcommand exists."""
+    rows = _command_rows()
+    assert len(rows) >= 15
+    for row in rows:
+        for command in _commands_of(row):
+            for param in command.params:
+                if isinstance(param, click.Option) and param.required:
+                    assert any(flag in re.findall(r"--[a-z-]+", row) for flag in param.opts), (
+                        f"README row `{row}` leaves out the required {param.opts[0]}"
+                    )
+
+
+def _commands_of(row: str) -> list[click.Command]:
+    """The commands a row names: `signoff roles grant|revoke|list …` names three."""
+    words = row.split()[1:]
+    groups: list[click.Command] = [cli]
+    while words and not words[0].startswith("-") and isinstance(groups[0], click.Group):
+        group = groups[0]
+        names = words.pop(0).split("|")
+        found = [group.get_command(click.Context(group), name) for name in names]
+        assert all(found), f"{row}: no command among {names}"
+        groups = [c for c in found if c is not None]
+    return groups

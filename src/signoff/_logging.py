@@ -84,6 +84,16 @@ def logging_config(level: str = "info", log_format: str = "text") -> dict[str, A
         name: {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
         for name in ("signoff", "uvicorn", "uvicorn.error", "uvicorn.access", "psycopg")
     }
+    # The pool logs every connection it hands out at INFO (half of a PostgreSQL server's
+    # lines); its warnings (a connection lost, the pool exhausted) still show.
+    quiet = max(logging.getLevelNamesMapping()[level.upper()], logging.WARNING)
+    if level.upper() == "DEBUG":
+        quiet = logging.DEBUG
+    loggers["psycopg.pool"] = {
+        "handlers": ["stderr"],
+        "level": logging.getLevelName(quiet),
+        "propagate": False,
+    }
     return {
         "version": 1,
         "disable_existing_loggers": False,

@@ -223,6 +223,15 @@ class Proposal:
     approvals: tuple[Approval, ...] = ()
 
     @property
+    def resource(self) -> str:
+        """The target's id under the name the HTTP and MCP answers give it (``resource``).
+
+        The same value as :attr:`resource_id`, which is what :class:`ResourceState` calls it
+        and stays as it was.
+        """
+        return self.resource_id
+
+    @property
     def required_role(self) -> str | None:
         role = self.policy.get("role")
         return role if isinstance(role, str) else None

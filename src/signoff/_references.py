@@ -19,8 +19,15 @@ from signoff.exceptions import InvalidReference
 FACTORY_HINT = "name a function that takes no arguments and returns it"
 
 
-def import_reference(reference: str, setting: str) -> Any:
-    """The object ``module:attr`` names (``attr`` may be dotted)."""
+def import_reference(
+    reference: str, setting: str, *, broken: type[InvalidReference] = InvalidReference
+) -> Any:
+    """The object ``module:attr`` names (``attr`` may be dotted).
+
+    A module that is not there is an :class:`InvalidReference`; one that is there but
+    fails while importing (a syntax error, a missing dependency, an exception at module
+    level) is ``broken``: the user's own code needs fixing, not the setting.
+    """
     module_name, _, attr = reference.partition(":")
     if not module_name or not attr:
         raise InvalidReference(
@@ -31,10 +38,25 @@ def import_reference(reference: str, setting: str) -> Any:
         sys.path.insert(0, cwd)
     try:
         value: Any = importlib.import_module(module_name)
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if not _names_the_module(exc, module_name):
+            raise broken(
+                f"{setting}: importing {module_name!r} failed: {exc} — install what it imports"
+            ) from exc
         raise InvalidReference(
             f"{setting}: cannot import {module_name!r} ({exc}) — run from the directory that "
             "holds it, install it, or add its directory to PYTHONPATH"
+        ) from exc
+    except SyntaxError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else module_name
+        raise broken(
+            f"{setting}: {module_name!r} has a syntax error at {where}: {exc.msg} — fix the "
+            "module (rerun with --debug for the traceback)"
+        ) from exc
+    except Exception as exc:  # the module's own code raised while it was imported
+        raise broken(
+            f"{setting}: importing {module_name!r} raised {type(exc).__name__}: {exc} — fix the "
+            "module (rerun with --debug for the traceback)"
         ) from exc
     for part in attr.split("."):
         try:
@@ -46,9 +68,16 @@ def import_reference(reference: str, setting: str) -> Any:
     return value
 
 
-def build_from_reference(reference: str, setting: str, kind: type[Any], what: str) -> Any:
+def build_from_reference(
+    reference: str,
+    setting: str,
+    kind: type[Any],
+    what: str,
+    *,
+    broken: type[InvalidReference] = InvalidReference,
+) -> Any:
     """An instance of ``kind`` named directly, or returned by a no-argument factory."""
-    value = import_reference(reference, setting)
+    value = import_reference(reference, setting, broken=broken)
     if isinstance(value, kind):
         return value
     result = call_factory(value, reference, setting, what)
@@ -58,6 +87,12 @@ def build_from_reference(reference: str, setting: str, kind: type[Any], what: st
             f"return a {kind.__name__}"
         )
     return result
+
+
+def _names_the_module(exc: ModuleNotFoundError, module_name: str) -> bool:
+    """Whether the missing module is the one named (or a package on its way), not one it imports."""
+    missing = exc.name or ""
+    return module_name == missing or module_name.startswith(missing + ".")
 
 
 def call_factory(value: Any, reference: str, setting: str, what: str) -> Any:

@@ -4,6 +4,7 @@
     ├── CatalogError                  tool declared wrongly (a programming error)
     ├── ConfigurationError            nothing started: fix the configuration
     │   ├── InvalidReference          `module:attr` that cannot be imported or used
+    │   │   └── CatalogImportError    the catalog's own module fails to import (a syntax error)
     │   ├── MissingExtra              an optional dependency is not installed
     │   ├── InvalidIssuer             a trusted identity issuer is configured wrongly
     │   ├── SigningKeyError           signing key file missing, unreadable or invalid
@@ -103,6 +104,12 @@ class ConfigurationError(SignoffError):
 
 class InvalidReference(ConfigurationError):
     code = "invalid_reference"
+
+
+class CatalogImportError(InvalidReference):
+    """The module ``SIGNOFF_CATALOG`` names exists but importing it failed (its own bug)."""
+
+    code = "catalog_import"
 
 
 class MissingExtra(ConfigurationError):

@@ -1,14 +1,14 @@
 """A pass-through that adds the bearer token a client obtained (the suite sends none).
 
 The MCP conformance suite's server scenarios connect without credentials. The
-token is obtained the way an MCP client obtains one (``discover_token``); this
-proxy only adds it to each request, forwarding everything else — the Host and
-Origin headers included, so DNS-rebinding checks still reach signoff — as is.
+token is obtained the way an MCP client obtains one (``tests/demo_oauth.py``: the
+demo's authorization server); this proxy only adds it to each request, forwarding
+everything else — the Host and Origin headers included, so DNS-rebinding checks still
+reach signoff — as is.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,42 +20,6 @@ from starlette.responses import StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 _HOP = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "content-length"}
-_METADATA = re.compile(r'resource_metadata="([^"]+)"')
-
-
-def discover_token(mcp_url: str, client_id: str, secret: str) -> str:
-    """Bare request → 401 → RFC 9728 metadata → authorization server metadata → token."""
-    with httpx.Client(timeout=10) as http:
-        challenge = http.post(mcp_url, json={}).headers["www-authenticate"]
-        found = _METADATA.search(challenge)
-        assert found, challenge
-        resource = http.get(found[1]).json()
-        issuer = resource["authorization_servers"][0]
-        server = _authorization_server(http, issuer)
-        answer = http.post(
-            server["token_endpoint"],
-            data={
-                "grant_type": "client_credentials",
-                "scope": "signoff",
-                "resource": resource["resource"],
-            },
-            auth=(client_id, secret),
-        )
-        answer.raise_for_status()
-        token = answer.json()["access_token"]
-        assert isinstance(token, str)
-        return token
-
-
-def _authorization_server(http: httpx.Client, issuer: str) -> dict[str, str]:
-    """RFC 8414 metadata, else OpenID Connect discovery (the MCP spec asks for both)."""
-    for suffix in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
-        response = http.get(issuer.rstrip("/") + suffix)
-        if response.status_code == 200:
-            document: dict[str, str] = response.json()
-            assert document["issuer"] == issuer
-            return document
-    raise AssertionError(f"no authorization server metadata at {issuer}")
 
 
 def proxy_app(upstream: str, token: str) -> ASGIApp:

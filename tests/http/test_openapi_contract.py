@@ -112,3 +112,49 @@ def test_problem_descriptions_list_the_codes_of_each_status(served: dict[str, An
     assert "`not_found`" in decide["404"]["description"]
     assert "`idempotency_key_reused`" in decide["422"]["description"]
     assert "`version_conflict`" not in decide["422"]["description"]
+
+
+def _inline_enums(node: Any, where: str = "") -> list[str]:
+    """Enums written inside a property (a generator names them Status, Status1, …)."""
+    found = []
+    if isinstance(node, dict):
+        if "enum" in node and "/properties/" in where:
+            found.append(where)
+        for key, value in node.items():
+            found += _inline_enums(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _inline_enums(value, f"{where}[{i}]")
+    return found
+
+
+def test_the_contract_declares_what_the_server_enforces(served: dict[str, Any]) -> None:
+    """Issue 24: named enums, one tag each, a server, 405/413 and Location documented, the
+    Idempotency-Key and ?after= formats, reject → reason_code, succeeded → reference, a
+    plain `loc`, and the RFC 9728 well-known route."""
+    schemas = served["components"]["schemas"]
+    assert _inline_enums(served["components"]) == []
+    assert {"DeliveryStatus", "RoleGrantStatus", "RiskLevel", "DecisionKind"} <= set(schemas)
+    assert {"ExecutionStatus", "ProposalStatus"} <= set(schemas)
+    assert served["servers"] == [
+        {"url": "http://127.0.0.1:8000", "description": "This signoff server"}
+    ]
+    for method, path, operation in operations(served):
+        assert len(operation["tags"]) == 1, f"{method} {path}: {operation['tags']}"
+        responses = operation["responses"]
+        assert "405" in responses and "Allow" in responses["405"]["headers"], f"{method} {path}"
+        assert ("413" in responses) == ("requestBody" in operation), f"{method} {path}"
+        for status in ("201", "202"):
+            if status in responses:
+                assert "Location" in responses[status]["headers"], f"{method} {path} {status}"
+    decide = served["paths"]["/v1/proposals/{proposal_id}/decision"]["post"]
+    key = next(p for p in decide["parameters"] if p["name"] == "Idempotency-Key")
+    assert key["schema"]["pattern"].startswith("^(?:[\\x21")
+    inbox = served["paths"]["/v1/inbox"]["get"]["parameters"]
+    after = next(p for p in inbox if p["name"] == "after")["schema"]["anyOf"][0]
+    assert after["pattern"] == "^[0-9]{1,18}\\.[\\s\\S]{1,128}$"
+    assert "reason_code" in schemas["RejectRequest"]["required"]
+    assert "provider_reference" in schemas["ResolvedSucceeded"]["required"]
+    assert schemas["DecisionRequest"]["discriminator"]["propertyName"] == "decision"
+    assert schemas["ProblemFieldError"]["properties"]["loc"]["items"] == {"type": "string"}
+    assert "getProtectedResourceMetadata" in {o["operationId"] for _, _, o in operations(served)}

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from signoff import Principal
+from signoff.exceptions import InvalidArguments
 from tests.conftest import AGENT, APPROVER, NO_ROLE, OTHER_TENANT, REFUND
 from tests.http.conftest import Api, assert_problem, auth
 
@@ -64,6 +67,9 @@ def test_propose_returns_the_frozen_snapshot(api: Api) -> None:
     }
     stored = api.world.gate.proposal(AGENT, view["proposal_id"])
     assert stored.args_digest == view["args_digest"]
+    # One name across the edges: Python's Proposal.resource is the view's resource (and
+    # resource_id, the name ResourceState uses, stays as an alias).
+    assert stored.resource == stored.resource_id == view["resource"] == "order:ord_1001"
 
 
 def test_key_order_does_not_change_the_digest(api: Api) -> None:
@@ -89,15 +95,22 @@ def test_unknown_tool_is_400(api: Api) -> None:
     assert_problem(post(api, {"tool": "drop_table", "arguments": {}}), 400, "unknown_tool")
 
 
-def test_bad_arguments_are_400(api: Api) -> None:
-    """Unknown argument fields, boolean and float amounts are invalid_arguments."""
-    for arguments in (
-        {**REFUND, "note": "x"},
-        {**REFUND, "amount_minor": True},
-        {**REFUND, "amount_minor": 199.0},
+def test_bad_arguments_are_400_naming_the_field(api: Api) -> None:
+    """Unknown argument fields, boolean and float amounts are invalid_arguments, and the
+    problem's top-level `errors` name the field as in-process `details["errors"]` does."""
+    for arguments, loc, kind in (
+        ({**REFUND, "note": "x"}, ["note"], "extra_forbidden"),
+        ({**REFUND, "amount_minor": True}, ["amount_minor"], "int_type"),
+        ({**REFUND, "amount_minor": 199.0}, ["amount_minor"], "int_type"),
     ):
         response = post(api, {"tool": "refund_order", "arguments": arguments})
-        assert_problem(response, 400, "invalid_arguments")
+        problem = assert_problem(response, 400, "invalid_arguments")
+        assert problem["tool"] == "refund_order"
+        assert [(e["loc"], e["type"]) for e in problem["errors"]] == [(loc, kind)]
+        assert all(isinstance(e["msg"], str) and e["msg"] for e in problem["errors"])
+        with pytest.raises(InvalidArguments) as caught:
+            api.world.gate.propose(AGENT, "refund_order", arguments)
+        assert problem["errors"] == caught.value.details["errors"]
     assert api.world.gate.proposals(AGENT) == []
 
 

@@ -69,7 +69,9 @@ def test_openapi_is_3_1_with_problem_details(api: Api) -> None:
         "401",
         "403",
         "404",
+        "405",
         "409",
+        "413",
         "422",
         "503",
     }

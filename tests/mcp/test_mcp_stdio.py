@@ -15,6 +15,7 @@ from signoff.demo._note_tool import order_notes
 from signoff.http._settings import DEMO_TOKEN_KEY
 from tests.conftest import APPROVER, REFUND
 from tests.mcp.conftest import NOTE, Person, call
+from tests.serving import clean_env
 
 
 def _server(db: Path) -> StdioServerParameters:
@@ -86,3 +87,21 @@ def _approve_elsewhere(db: Path, proposal_id: str) -> None:
     finally:
         store.close()
         shop.close()
+
+
+def test_stdio_confirm_url_names_where_serve_really_answers(tmp_path: Path) -> None:
+    """`signoff mcp` links the page at SIGNOFF_PORT (or SIGNOFF_PUBLIC_URL), not a fixed
+    http://127.0.0.1:8000: the same settings `signoff serve` reads."""
+    db = tmp_path / "signoff.db"
+
+    async def confirm_url(env: dict[str, str]) -> str:
+        server = _server(db)
+        server.env = {**clean_env(), **env}
+        async with Client(server) as c:
+            requested = await call(c, "request_refund_order_confirmation", REFUND)
+            return str(requested["confirm_url"])
+
+    on_port = anyio.run(confirm_url, {"SIGNOFF_PORT": "8123"})
+    assert on_port.startswith("http://127.0.0.1:8123/ui/proposals/prop_"), on_port
+    public = anyio.run(confirm_url, {"SIGNOFF_PUBLIC_URL": "https://signoff.example.com"})
+    assert public.startswith("https://signoff.example.com/ui/proposals/prop_"), public

@@ -33,10 +33,20 @@ def test_an_unknown_event_type_is_refused_with_what_to_fix(world: World, tmp_pat
 
 
 def test_a_missing_secret_and_a_missing_file_are_refused(world: World, tmp_path: Path) -> None:
+    """An unset secret_env variable is named as such (the file did set secret_env)."""
     conf = tmp_path / "n.toml"
-    conf.write_text('[[webhooks]]\nname = "a"\nurl = "http://127.0.0.1:9/x"\nsecret_env = "NO"\n')
+    webhook = '[[webhooks]]\nname = "a"\nurl = "http://127.0.0.1:9/x"\n'
+    conf.write_text(webhook + 'secret_env = "SIGNOFF_TEST_UNSET_SECRET"\n')
     done = notify(world, conf, "--once")
-    assert done.returncode == 2 and "set secret or secret_env" in done.stderr
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error [invalid_request]: webhook a: secret_env names SIGNOFF_TEST_UNSET_SECRET, which "
+        "is not set in the environment; export SIGNOFF_TEST_UNSET_SECRET=whsec_… — fix the notify "
+        "configuration"
+    )
+    conf.write_text(webhook)
+    neither = notify(world, conf, "--once")
+    assert neither.returncode == 2 and "set secret or secret_env" in neither.stderr
     missing = notify(world, tmp_path / "absent.toml", "--once")
     assert missing.returncode == 2 and "cannot read" in missing.stderr
 

@@ -47,6 +47,25 @@ def test_each_event_is_signed_and_verifies_with_the_specs_library(
     assert ids == [b["data"]["event_id"] for b in bodies]
 
 
+def test_each_payload_carries_the_status_at_its_event_not_at_delivery(
+    world: World, receiver: Receiver, clock: ManualClock
+) -> None:
+    """Proposed, approved and executed before the notifier runs: the awaiting_confirmation
+    webhook still says awaiting_confirmation (it said succeeded, the status at delivery)."""
+    notifier = notifier_for(world, webhook(receiver), clock=clock)
+    notifier.run_once()
+    proposal = world.propose()
+    world.gate.execute(AGENT, proposal.proposal_id, world.approve(proposal))
+    notifier.run_once()
+    bodies = [Webhook(SECRET).verify(r.body, r.headers) for r in receiver.requests]
+    statuses = [(b["type"], b["data"]["proposal_status"]) for b in bodies]
+    assert statuses == [
+        ("proposal.awaiting_confirmation", "awaiting_confirmation"),
+        ("proposal.approved", "confirmed"),
+        ("execution.succeeded", "succeeded"),
+    ]
+
+
 def test_a_tampered_body_does_not_verify(
     world: World, receiver: Receiver, clock: ManualClock
 ) -> None:

@@ -70,6 +70,23 @@ def test_an_email_page_has_no_money_and_no_state_panel(
     assert ">Approve</button>" in page
 
 
+def test_an_unset_external_reach_is_not_shown_as_none(
+    mail_pages: tuple[Pages, FakeProvider],
+) -> None:
+    """send_email sets no external_reach: the page says the tool did not state it and that
+    its declared side effect is external — never "External reach: None"."""
+    pages, _ = mail_pages
+    proposal = pages.app.state.signoff.gate.propose(HELPDESK, "send_email", EMAIL)
+    pages.sign_in(ERIN)
+    page = detail(pages, proposal.proposal_id)
+    reach = re.search(r'<dd class="text" id="external-reach">(.*?)</dd>', page, flags=re.S)
+    assert reach is not None
+    assert reach.group(1) == (
+        "Not stated by the tool. Its declared side effect is external: it reaches people or "
+        "systems outside this one."
+    )
+
+
 def test_the_email_is_approved_by_retyping_what_the_page_shows(
     mail_pages: tuple[Pages, FakeProvider],
 ) -> None:

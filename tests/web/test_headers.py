@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from signoff.web._headers import CONTENT_SECURITY_POLICY
+from signoff.web._headers import CONTENT_SECURITY_POLICY, SECURITY_HEADERS
 from signoff.web._render import TEMPLATES
 from tests.conftest import APPROVER
 from tests.web.conftest import Pages
@@ -50,3 +51,23 @@ def test_templates_hold_no_inline_script_style_or_handler(template: str) -> None
     html = (TEMPLATES / template).read_text()
     assert all("src=" in tag for tag in re.findall(r"<script[^>]*>", html))
     assert not re.search(r"<style|\sstyle=|\son[a-z]+=", html)
+
+
+DOCS_UI = Path(__file__).resolve().parents[2] / "docs" / "UI.md"
+
+
+def test_docs_ui_names_the_headers_and_scripts_the_page_really_sends(pages: Pages) -> None:
+    """docs/UI.md quotes the CSP and every security header exactly, and names each script."""
+    docs = " ".join(DOCS_UI.read_text().split())
+    headers = pages.client.get("/ui/sign-in").headers
+    for name, value in SECURITY_HEADERS.items():
+        assert headers[name] == value
+        assert f"`{name}: {value}`" in docs, name
+    scripts = re.findall(
+        r'<script src="/ui/(static/[a-z_]+\.js)"', (TEMPLATES / "base.html").read_text()
+    )
+    assert scripts
+    for script in scripts:
+        assert f"`{script}`" in docs, script
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    assert f"{words[len(scripts)]} external files" in docs

@@ -23,7 +23,14 @@ from signoff import Proposal
 from signoff.http import Settings, create_app, state_of
 from signoff.proof import PublicKeys, verify_bundle
 from tests.conftest import AGENT, APPROVER
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, Live, new_context, running
+from tests.web.test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Live,
+    new_context,
+    require_chromium,
+    running,
+)
 
 HIGH = 100_000  # the demo's high-risk threshold: policy device = or_retype
 
@@ -38,6 +45,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
 
 @pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
+    require_chromium()
     with sync_playwright() as driver:
         yield driver
 

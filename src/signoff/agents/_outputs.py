@@ -13,8 +13,32 @@ from typing import Any
 
 REFUSAL_ACTIONS = ("fix_arguments", "ask_user", "new_proposal", "check_status", "stop")
 
+# No `type` arrays ("string" or null is an anyOf) and a type on every value: what
+# portable validators and MCP clients such as the Inspector accept without warnings.
 _STRING = {"type": "string"}
-_NULLABLE_STRING = {"type": ["string", "null"]}
+_NULL = {"type": "null"}
+_NULLABLE_STRING = {"anyOf": [_STRING, _NULL]}
+# A preview field's machine value is any JSON value the arguments hold.
+_JSON_VALUE = {
+    "description": "The value exactly as the executor will use it (any JSON value).",
+    "anyOf": [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array"},
+        {"type": "object"},
+        _NULL,
+    ],
+}
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or null, its description kept on the union."""
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    described = {"description": schema["description"]} if "description" in schema else {}
+    return {**described, "anyOf": [inner, _NULL]}
+
 
 _PREVIEW: dict[str, Any] = {
     "type": "object",
@@ -29,7 +53,7 @@ _PREVIEW: dict[str, Any] = {
                 "properties": {
                     "name": _STRING,
                     "label": _STRING,
-                    "machine_value": {},
+                    "machine_value": _JSON_VALUE,
                     "display_value": _STRING,
                 },
                 "required": ["name", "label", "machine_value", "display_value"],
@@ -43,42 +67,44 @@ _PREVIEW: dict[str, Any] = {
     "required": ["title", "fields", "impact", "reversibility"],
 }
 
-_RECEIPT: dict[str, Any] = {
-    "type": ["object", "null"],
-    "description": "Proof of a finished execution.",
-    "properties": {
-        "execution_id": _STRING,
-        "proposal_id": _STRING,
-        "action_id": _STRING,
-        "request_key": _STRING,
-        "operation": _STRING,
-        "status": _STRING,
-        "args_digest": _STRING,
-        "provider_reference": _NULLABLE_STRING,
-        "approvers": {"type": "array", "items": _STRING},
-        "completed_at": _NULLABLE_STRING,
-        "items": {
-            "type": "array",
-            "description": "A batch: each item's own outcome, request key and provider "
-            "reference; a failed item is reported on its own.",
+_RECEIPT: dict[str, Any] = _or_null(
+    {
+        "type": "object",
+        "description": "Proof of a finished execution.",
+        "properties": {
+            "execution_id": _STRING,
+            "proposal_id": _STRING,
+            "action_id": _STRING,
+            "request_key": _STRING,
+            "operation": _STRING,
+            "status": _STRING,
+            "args_digest": _STRING,
+            "provider_reference": _NULLABLE_STRING,
+            "approvers": {"type": "array", "items": _STRING},
+            "completed_at": _NULLABLE_STRING,
             "items": {
-                "type": "object",
-                "properties": {
-                    "resource": _STRING,
-                    "request_key": _STRING,
-                    "status": {
-                        "type": "string",
-                        "enum": ["succeeded", "failed_retryable", "failed_terminal"],
+                "type": "array",
+                "description": "A batch: each item's own outcome, request key and provider "
+                "reference; a failed item is reported on its own.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "resource": _STRING,
+                        "request_key": _STRING,
+                        "status": {
+                            "type": "string",
+                            "enum": ["succeeded", "failed_retryable", "failed_terminal"],
+                        },
+                        "provider_reference": _NULLABLE_STRING,
+                        "error_code": _NULLABLE_STRING,
                     },
-                    "provider_reference": _NULLABLE_STRING,
-                    "error_code": _NULLABLE_STRING,
+                    "required": ["resource", "request_key", "status"],
                 },
-                "required": ["resource", "request_key", "status"],
             },
         },
-    },
-    "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
-}
+        "required": ["execution_id", "proposal_id", "request_key", "operation", "status"],
+    }
+)
 
 _DECISION: dict[str, Any] = {
     "type": "object",
@@ -119,7 +145,7 @@ PROPOSAL: dict[str, Any] = {
     "type": "object",
     "description": "A frozen proposal and where it stands.",
     "properties": {
-        "kind": {"const": "proposal"},
+        "kind": {"type": "string", "const": "proposal"},
         "proposal_id": _STRING,
         "status": {
             "type": "string",
@@ -153,36 +179,44 @@ PROPOSAL: dict[str, Any] = {
             "type": "string",
             "description": "The page where an entitled person signs in and confirms.",
         },
-        "confirmation_token": {
-            "type": ["string", "null"],
-            "description": "Only for the requesting agent, only once confirmed.",
-        },
-        "confirmation": {
-            "type": ["object", "null"],
-            "description": "What happened when the MCP client was asked to confirm.",
-            "properties": {
-                "channel": {"type": "string", "enum": ["form", "url"]},
-                "outcome": _STRING,
-                "code": _NULLABLE_STRING,
-                "decision": _DECISION,
-            },
-            "required": ["channel", "outcome"],
-        },
-        "execution": {
-            "type": ["object", "null"],
-            "properties": _EXECUTION_FIELDS,
-            "required": ["execution_id", "status"],
-        },
-        "changes_requested": {
-            "type": ["object", "null"],
-            "description": "A reviewer's suggestion when status is changes_requested: propose "
-            "anew with it (the frozen proposal is never edited).",
-            "properties": {"note": _STRING, "fields": {"type": "object"}},
-        },
-        "supersedes": {
-            "type": ["string", "null"],
-            "description": "The proposal returned with changes requested that this one answers.",
-        },
+        "confirmation_token": _or_null(
+            {"type": "string", "description": "Only for the requesting agent, only once confirmed."}
+        ),
+        "confirmation": _or_null(
+            {
+                "type": "object",
+                "description": "What happened when the MCP client was asked to confirm.",
+                "properties": {
+                    "channel": {"type": "string", "enum": ["form", "url"]},
+                    "outcome": _STRING,
+                    "code": _NULLABLE_STRING,
+                    "decision": _DECISION,
+                },
+                "required": ["channel", "outcome"],
+            }
+        ),
+        "execution": _or_null(
+            {
+                "type": "object",
+                "properties": _EXECUTION_FIELDS,
+                "required": ["execution_id", "status"],
+            }
+        ),
+        "changes_requested": _or_null(
+            {
+                "type": "object",
+                "description": "A reviewer's suggestion when status is changes_requested: propose "
+                "anew with it (the frozen proposal is never edited).",
+                "properties": {"note": _STRING, "fields": {"type": "object"}},
+            }
+        ),
+        "supersedes": _or_null(
+            {
+                "type": "string",
+                "description": "The proposal returned with changes requested that this one "
+                "answers.",
+            }
+        ),
         "next_step": _STRING,
     },
     "required": [
@@ -203,13 +237,15 @@ EXECUTION: dict[str, Any] = {
     "type": "object",
     "description": "What became of the confirmed write.",
     "properties": {
-        "kind": {"const": "execution"},
+        "kind": {"type": "string", "const": "execution"},
         "proposal_id": _STRING,
         **_EXECUTION_FIELDS,
-        "signed_receipt": {
-            **_NULLABLE_STRING,
-            "description": "The receipt as a JWS with inclusion proofs (docs/PROOF.md)",
-        },
+        "signed_receipt": _or_null(
+            {
+                "type": "string",
+                "description": "The receipt as a JWS with inclusion proofs (docs/PROOF.md)",
+            }
+        ),
         "duplicate": {"type": "boolean"},
         "next_step": _STRING,
     },
@@ -220,8 +256,8 @@ CLARIFICATION: dict[str, Any] = {
     "type": "object",
     "description": "An argument is ambiguous; ask the person. Nothing was created.",
     "properties": {
-        "kind": {"const": "clarification"},
-        "code": {"const": "clarification_needed"},
+        "kind": {"type": "string", "const": "clarification"},
+        "code": {"type": "string", "const": "clarification_needed"},
         "question": _STRING,
         "field": _NULLABLE_STRING,
         "tool": _STRING,
@@ -234,7 +270,7 @@ REFUSAL: dict[str, Any] = {
     "type": "object",
     "description": "The protocol refused; nothing changed.",
     "properties": {
-        "kind": {"const": "refusal"},
+        "kind": {"type": "string", "const": "refusal"},
         "code": {"type": "string", "description": "Stable machine code, e.g. expired, unknown."},
         "message": _STRING,
         "action": {"type": "string", "enum": list(REFUSAL_ACTIONS)},
@@ -249,7 +285,7 @@ MANDATE: dict[str, Any] = {
     "type": "object",
     "description": "A standing approval: what is left of it, and every write under it.",
     "properties": {
-        "kind": {"const": "mandate"},
+        "kind": {"type": "string", "const": "mandate"},
         "mandate_id": _STRING,
         "status": {
             "type": "string",
@@ -258,8 +294,8 @@ MANDATE: dict[str, Any] = {
         "tool": _STRING,
         "constraints": {"type": "object"},
         "approvers": {"type": "array", "items": _STRING},
-        "remaining_amount_minor": {"type": ["integer", "null"]},
-        "remaining_count": {"type": ["integer", "null"]},
+        "remaining_amount_minor": {"anyOf": [{"type": "integer"}, _NULL]},
+        "remaining_count": {"anyOf": [{"type": "integer"}, _NULL]},
         "expires_at": _STRING,
         "ended_reason": _NULLABLE_STRING,
         "writes": {
@@ -269,7 +305,7 @@ MANDATE: dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "proposal_id": _STRING,
-                    "amount_minor": {"type": ["integer", "null"]},
+                    "amount_minor": {"anyOf": [{"type": "integer"}, _NULL]},
                     "currency": _NULLABLE_STRING,
                     "budget": {"type": "string", "enum": ["held", "returned"]},
                     "proposal_status": _STRING,

@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from signoff.demo import DemoShop
+from signoff.exceptions import ConfigurationError
 from signoff.store._base import Store
 from signoff.store._sqlite import SQLiteStore
 
@@ -81,6 +82,8 @@ def prepared(db: str | None, *, synchronous: str, keep: bool, tenants: int = 1) 
             if not keep:
                 _drop_schema(db, schema)
         return
+    if db is not None:
+        _refuse_earlier_run(db)
     directory = Path(tempfile.mkdtemp(prefix="signoff-bench-")) if db is None else None
     store_path = str(directory / "signoff.db") if directory else str(db)
     shop_path = str(directory / "shop.db") if directory else str(db) + ".shop.db"
@@ -90,6 +93,22 @@ def prepared(db: str | None, *, synchronous: str, keep: bool, tenants: int = 1) 
     finally:
         if directory is not None and not keep:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+def _refuse_earlier_run(path: str) -> None:
+    """A SQLite run starts from empty files, as a PostgreSQL run starts in a new schema.
+
+    An earlier run's orders are refunded and its bare-write order has moved on, so a second
+    run on the same files would measure a different workload (or fail half-way); and a path
+    that is someone's real store must never be written into.
+    """
+    shop = path + ".shop.db"
+    if Path(path).exists() or Path(shop).exists():
+        raise ConfigurationError(
+            f"signoff bench starts from fresh files, and {path} (or {shop}) is already there "
+            "— delete both or give --db a new path (a postgresql:// URL gets a fresh schema "
+            "on every run)"
+        )
 
 
 def _migrated(target: Target) -> Target:

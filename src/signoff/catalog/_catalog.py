@@ -23,6 +23,11 @@ class Catalog:
 
     def register(self, tool: AnyTool) -> None:
         """Check the declaration (docs/TOOLS.md) and add the tool; a mistake is a CatalogError."""
+        if isinstance(tool, type):
+            raise CatalogError(
+                f"{tool.__name__} is a class; register an instance of it: "
+                f"Catalog([{tool.__name__}(...)])"
+            )
         schema = check_tool(tool)
         if tool.name in self._tools:
             raise CatalogError(f"tool {tool.name!r} is already registered")

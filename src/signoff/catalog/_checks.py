@@ -35,6 +35,9 @@ from signoff.catalog._types import (
 from signoff.exceptions import CatalogError
 
 _REASON_CODE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+# The hooks whose answer the gate records as the outcome of a write: an unannotated one is
+# how a bare value (a string instead of Succeeded(...)) reaches the gate after the effect.
+ANNOTATION_REQUIRED = ("execute", "lookup")
 # hook → (its parameters after self, the types its return annotation may name)
 HOOKS: dict[str, tuple[tuple[str, ...], tuple[type, ...]]] = {
     "normalize": (("args", "principal"), (StrictArgs, Clarification)),
@@ -130,7 +133,14 @@ def _check_hook(tool: WriteTool[Any], name: str, hook: str) -> None:
         raise CatalogError(
             f"tool {name!r}: {hook} must take {wanted}, not {hook}({theirs})"
         ) from None
-    returned = _return_types(getattr(type(tool), hook, None))
+    function = getattr(type(tool), hook, None)
+    if hook in ANNOTATION_REQUIRED and not _has_return_annotation(function):
+        names = " | ".join(t.__name__ for t in allowed)
+        raise CatalogError(
+            f"tool {name!r}: {hook} has no return annotation; write "
+            f"def {hook}(self, {', '.join(params)}) -> {names}"
+        )
+    returned = _return_types(function)
     wrong = [t for t in returned if not (isinstance(t, type) and issubclass(t, allowed))]
     if wrong:
         names = " | ".join(t.__name__ for t in allowed)
@@ -145,6 +155,10 @@ def _param(parameter: inspect.Parameter) -> str:
     if parameter.kind is inspect.Parameter.VAR_KEYWORD:
         return f"**{parameter.name}"
     return parameter.name
+
+
+def _has_return_annotation(function: Callable[..., Any] | None) -> bool:
+    return "return" in getattr(function, "__annotations__", {})
 
 
 def _return_types(function: Callable[..., Any] | None) -> list[Any]:

@@ -44,6 +44,8 @@ class Risk:
         return cls(RiskLevel(data["level"]), tuple(data.get("reasons") or ()))
 
 
+ROLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
+"""A role as identity tokens carry it (``refund_approver``, ``Mail.Approve``, ``realm:ops``)."""
 DEFAULT_CHAT_MAX_RISK = "medium"
 """Low and medium risk may be decided in a chat message unless a policy says otherwise."""
 RISK_ORDER = (RiskLevel.LOW, RiskLevel.MEDIUM, RiskLevel.HIGH, RiskLevel.CRITICAL)
@@ -98,6 +100,12 @@ class ApprovalPolicy:
     acr_values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.role is not None and not ROLE_NAME.fullmatch(self.role):
+            raise ValueError(
+                f"role {self.role!r} is not a role name: letters, digits and _ . : / - "
+                "(no spaces), as the identity token's roles claim carries it, e.g. "
+                "'email_approver'"
+            )
         if self.chat_max_risk not in set(RiskLevel):
             raise ValueError("chat_max_risk is low, medium, high or critical")
         if self.device not in ("none", "required", "or_retype"):

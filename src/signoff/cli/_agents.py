@@ -11,13 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from signoff.cli._options import DATABASE
+
 if TYPE_CHECKING:
     from signoff.catalog._catalog import Catalog
     from signoff.http._settings import Settings
     from signoff.mcp_server import StaticIdentity
 
 FORMATS = ("openai", "openai-responses", "mcp")
-PUBLIC_URL_HELP = "Where `signoff serve` answers, for confirmation links (env SIGNOFF_PUBLIC_URL)."
+PUBLIC_URL_HELP = (
+    "Where `signoff serve` answers, for confirmation links (env SIGNOFF_PUBLIC_URL; "
+    "default http://SIGNOFF_HOST:SIGNOFF_PORT)."
+)
 CONFIG_HELP = "TOML file with a [signoff] table (flags > SIGNOFF_* env > this file)."
 CATALOG_HELP = "Your tools: MODULE:FACTORY returning a signoff.Catalog (env SIGNOFF_CATALOG)."
 DEMO_PRINCIPAL = "u_42@acme"
@@ -46,7 +51,9 @@ def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) 
 
 
 @click.command("mcp")
-@click.option("--db", "database_url", default=None, help="Database URL or SQLite path.")
+@click.option(
+    "--db", "database_url", type=DATABASE, default=None, help="Database URL or SQLite path."
+)
 @click.option(
     "--demo", is_flag=True, default=None, help="Demo shop and dev keys (as serve --demo)."
 )
@@ -58,7 +65,7 @@ def tools(demo: bool | None, catalog: str | None, fmt: str, config: str | None) 
 )
 @click.option("--agent", default="agent:mcp", show_default=True, help="The agent's name (act).")
 @click.option("--catalog", default=None, metavar="MODULE:FACTORY", help=CATALOG_HELP)
-@click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help=PUBLIC_URL_HELP)
+@click.option("--public-url", default=None, help=PUBLIC_URL_HELP)
 @click.option(
     "--upstream",
     multiple=True,
@@ -99,6 +106,7 @@ def mcp_command(
         "demo": demo,
         "catalog": catalog,
         "policy_file": policy_file,
+        "public_url": public_url,
     }
     flags["upstreams"] = upstream_flags(upstream, flags, config)
     settings = _settings(flags, config)
@@ -120,7 +128,9 @@ def mcp_command(
             audience=settings.audience,
             policy=PolicySource(tools, settings.policy_file),
         )
-        server = create_mcp_server(gate, identity, public_url=public_url)
+        # The page lives on `signoff serve`: its public URL, else its host and port.
+        public = settings.effective_public_url()
+        server = create_mcp_server(gate, identity, public_url=public)
         # stdout carries the protocol from here on; diagnostics go to stderr.
         server.run("stdio")
 
@@ -152,7 +162,7 @@ def _catalog(settings: Settings, *, persistent: bool = False) -> Iterator[Catalo
     """The demo catalog (shop next to the database, or a throwaway one) or the configured one."""
     from signoff.catalog._catalog import Catalog
     from signoff.demo import DemoShop, demo_catalog
-    from signoff.http._app import load_catalog, open_demo
+    from signoff.http._catalog import load_catalog, open_demo
     from signoff.http._settings import SettingsError
 
     if not settings.demo:

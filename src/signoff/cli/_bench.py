@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import click
 
+from signoff._paths import is_postgres
 from signoff.bench import BenchReport, run_bench
+from signoff.cli._options import DATABASE
 
 
 @click.command()
 @click.option(
     "--db",
     "db",
+    type=DATABASE,
     default=None,
     help="postgresql://… (a fresh schema per run) or a SQLite path (default: a temporary file).",
 )
@@ -42,7 +45,8 @@ def bench(
     """
     if flows < workers:
         raise click.BadParameter("give every worker at least one flow", param_hint="--flows")
-    if db is not None:
+    if db is not None and is_postgres(db):
+        # A SQLite path must not exist yet (bench/_target.py says why), so it is not opened here.
         from signoff.cli._checks import check_writable
         from signoff.store import open_store
 

@@ -7,6 +7,7 @@ import sys
 import click
 
 from signoff.chaos._processes import ANYWHERE
+from signoff.cli._options import DATABASE
 from signoff.gate._hooks import HookPoint
 
 POINTS = (*(p.value for p in HookPoint), ANYWHERE)
@@ -15,6 +16,7 @@ POINTS = (*(p.value for p in HookPoint), ANYWHERE)
 @click.command("chaos")
 @click.option(
     "--db",
+    type=DATABASE,
     default=None,
     metavar="URL",
     help="postgresql://… (a fresh schema is made, then dropped) or a new SQLite path "

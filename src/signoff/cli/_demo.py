@@ -27,6 +27,7 @@ from signoff import (
 )
 from signoff._paths import data_dir, is_postgres
 from signoff.cli._checks import check_writable
+from signoff.cli._options import DATABASE
 from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
 from signoff.exceptions import InvalidDatabaseUrl, Refusal
 
@@ -82,6 +83,7 @@ class _Demo:
 @click.option(
     "--db",
     "db",
+    type=DATABASE,
     default=None,
     help="SQLite file for signoff's store (default: demo.db in the data directory).",
 )

@@ -13,6 +13,7 @@ import click
 
 from signoff import __version__
 from signoff.cli._errors import debug_requested, report
+from signoff.cli._options import DATABASE
 from signoff.exceptions import StoreError
 
 if TYPE_CHECKING:
@@ -110,7 +111,9 @@ def audit() -> None:
 
 
 @audit.command("verify")
-@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+@click.option(
+    "--db", "db", type=DATABASE, envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP
+)
 @click.option("--bundle", default=None, help="Verify an exported bundle offline (no database).")
 @click.option("--receipt", default=None, help="Verify one signed receipt offline.")
 @click.option("--trust", default=None, help="The trust file (`signoff keys export-trust`).")
@@ -195,7 +198,9 @@ STATE_HELP = "The signer's state directory (env SIGNOFF_SIGNER_STATE) [default: 
 
 
 @audit.command("export")
-@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+@click.option(
+    "--db", "db", type=DATABASE, envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP
+)
 @click.option("--tenant", required=True, help="The tenant whose log to export.")
 @click.option("--since", default=0, type=int, help="Size of a checkpoint to continue from.")
 @click.option("--out", required=True, help="The bundle file to write.")
@@ -219,7 +224,9 @@ def audit_export(
 
 
 @audit.command("checkpoint")
-@click.option("--db", "db", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+@click.option(
+    "--db", "db", type=DATABASE, envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP
+)
 @click.option("--keys", "keys_file", default=None, help=KEYS_HELP)
 @click.option("--log-name", envvar="SIGNOFF_LOG_NAME", default=None, help=LOG_NAME_HELP)
 @click.option("--state", envvar="SIGNOFF_SIGNER_STATE", default=None, help=STATE_HELP)
@@ -289,7 +296,9 @@ def db() -> None:
 
 
 @db.command("upgrade")
-@click.option("--db", "url", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+@click.option(
+    "--db", "url", type=DATABASE, envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP
+)
 def db_upgrade(url: str | None) -> None:
     """Apply pending migrations; idempotent; refuses a schema newer than this signoff."""
     from signoff._paths import default_database_url

@@ -9,6 +9,7 @@ import click
 
 from signoff._paths import default_database_url
 from signoff.cli._main import DB_HELP
+from signoff.cli._options import DATABASE
 from signoff.cli._signals import stop_on_signals
 from signoff.exceptions import InvalidRequest
 from signoff.notify import Backoff, ConfigError, Notifier, load_config
@@ -18,6 +19,7 @@ from signoff.store import open_store
 @click.command("notify")
 @click.option(
     "--db",
+    type=DATABASE,
     envvar="SIGNOFF_DATABASE_URL",
     default=None,
     help=DB_HELP,

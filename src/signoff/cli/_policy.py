@@ -182,7 +182,7 @@ def _fail(problems: list[Problem]) -> None:
 def _catalog_for(reference: str | None, demo: bool | None) -> Iterator[Catalog]:
     """The catalog ``signoff serve`` would load with the same flags and environment."""
     from signoff.cli._serve import _settings
-    from signoff.http._app import load_catalog
+    from signoff.http._catalog import load_catalog
 
     settings = _settings(
         {"catalog": reference, "demo": demo}, os.environ.get("SIGNOFF_CONFIG"), check=False

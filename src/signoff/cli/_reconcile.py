@@ -17,9 +17,10 @@ from signoff._paths import default_database_url, demo_shop_file
 from signoff._references import build_from_reference, call_factory, import_reference
 from signoff.catalog._catalog import Catalog
 from signoff.cli._checks import check_writable
+from signoff.cli._options import DATABASE
 from signoff.cli._seal import seal_from_environment
 from signoff.cli._signals import stop_on_signals
-from signoff.exceptions import InvalidReference
+from signoff.exceptions import CatalogImportError, InvalidReference
 from signoff.gate._gate import Gate
 from signoff.gate._reconcile import Reconciled
 from signoff.gate._reconciler import ReconcileLoop
@@ -39,7 +40,9 @@ def open_catalog(
     if demo == (catalog_ref is not None):
         raise click.UsageError("name the tools to reconcile: --demo or --catalog MODULE:ATTR")
     if catalog_ref is not None:
-        yield build_from_reference(catalog_ref, "--catalog", Catalog, "a signoff.Catalog")
+        yield build_from_reference(
+            catalog_ref, "--catalog", Catalog, "a signoff.Catalog", broken=CatalogImportError
+        )
         return
     from signoff.demo import DemoShop, demo_catalog
 
@@ -85,6 +88,7 @@ def _printer(as_json: bool) -> Any:
 @click.command("reconcile")
 @click.option(
     "--db",
+    type=DATABASE,
     envvar="SIGNOFF_DATABASE_URL",
     default=None,
     help="Database URL or SQLite path (env SIGNOFF_DATABASE_URL) "

@@ -15,12 +15,15 @@ import click
 from signoff._clock import from_micros
 from signoff._paths import default_database_url, redacted
 from signoff.cli._main import DB_HELP, open_existing_store
+from signoff.cli._options import DATABASE
 from signoff.exceptions import StoreError
 from signoff.identity import StoreRoleDirectory
 from signoff.store import Store
 from signoff.store._migrations import SCHEMA_VERSION
 
-_db = click.option("--db", "url", envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP)
+_db = click.option(
+    "--db", "url", type=DATABASE, envvar="SIGNOFF_DATABASE_URL", default=None, help=DB_HELP
+)
 _tenant = click.option("--tenant", required=True, help="The tenant (JWT tenant claim).")
 _sub = click.option("--sub", "subject", required=True, help="The person (JWT sub).")
 _role = click.option("--role", required=True, help="The role, e.g. refund_approver.")

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from signoff.cli._options import DATABASE
 from signoff.cli._settings_help import settings_epilog
 from signoff.http._settings import ENV_PREFIX, Settings, SettingsError, load_settings
 
@@ -22,7 +23,9 @@ MAX_TTL_SECONDS = 7 * 24 * 3600
 
 
 @click.command(epilog=settings_epilog())
-@click.option("--db", "database_url", default=None, help="Database URL or SQLite path.")
+@click.option(
+    "--db", "database_url", type=DATABASE, default=None, help="Database URL or SQLite path."
+)
 @click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="Port to bind (default 8000).")
 @click.option("--workers", type=int, default=None, help="Worker processes (default 1).")
@@ -193,7 +196,8 @@ def _settings(flags: dict[str, Any], config: str | None, *, check: bool = True) 
 def _prepare(settings: Settings) -> None:
     """Keys, catalog, migrations, a write to the store (and the demo shop), before any worker."""
     from signoff.cli._checks import check_writable
-    from signoff.http._app import native_catalog, open_demo, open_gateway
+    from signoff.http._app import open_gateway
+    from signoff.http._catalog import native_catalog, open_demo
     from signoff.identity import Authenticator
     from signoff.store import open_store
 

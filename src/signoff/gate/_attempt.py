@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from signoff._clock import from_micros
@@ -15,6 +16,8 @@ from signoff._model import (
 )
 from signoff.catalog._types import (
     ItemOutcome,
+    NotFoundAtProvider,
+    Pending,
     ProviderOutcome,
     ProviderTimeout,
     ResourceState,
@@ -46,11 +49,16 @@ OPEN_PROPOSAL = (
 )
 
 
+OUTCOME_UNKNOWN = "outcome_unknown"
+TOOL_CONTRACT_VIOLATION = "tool_contract_violation"
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Unknown:
-    """The provider's answer was lost: it may or may not have acted."""
+    """The provider's answer was lost (or is not an answer): it may or may not have acted."""
 
     message: str
+    code: str = OUTCOME_UNKNOWN
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,7 +91,12 @@ def call_and_finish(
     """The provider call of a started attempt, outside any transaction, then its record."""
     ctx.hooks(HookPoint.BEFORE_PROVIDER_CALL, running)
     tool = ctx.catalog.get(proposal.tool)
-    outcome = call_provider(lambda: tool.execute(args, running.request_key, state))
+    outcome = call_provider(
+        lambda: tool.execute(args, running.request_key, state),
+        tool=tool.name,
+        hook="execute",
+        answers=EXECUTE_ANSWERS,
+    )
     if isinstance(outcome, Succeeded):
         ctx.hooks(HookPoint.AFTER_PROVIDER_SUCCESS, running)
     return finish_attempt(ctx, proposal, running, outcome)
@@ -176,14 +189,35 @@ def _in_progress(execution: Execution) -> ExecutionInProgress:
     )
 
 
-def call_provider(call: Any) -> Outcome:
+EXECUTE_ANSWERS: tuple[type, ...] = (Succeeded, RetryableFailure, TerminalFailure)
+LOOKUP_ANSWERS: tuple[type, ...] = (Succeeded, TerminalFailure, Pending, NotFoundAtProvider)
+
+
+def call_provider(
+    call: Callable[[], object], *, tool: str, hook: str, answers: tuple[type, ...]
+) -> Any:
+    """The tool's answer, or :class:`Unknown` when it raised or answered something else.
+
+    The provider may have acted before a bug in the adapter surfaced, so neither a raise
+    nor a value that is not one of ``answers`` (a bare string instead of
+    ``Succeeded(...)``) is ever a failure: the outcome is unknown, and a reconciler or a
+    person settles it by the request key.
+    """
     try:
-        outcome: ProviderOutcome = call()
+        outcome = call()
     except ProviderTimeout as exc:
         return Unknown(f"provider timed out: {exc}")
     except Exception as exc:  # an adapter bug or a lost connection: the outcome is unknown
         log.warning("provider call raised %s; outcome unknown", type(exc).__name__)
         return Unknown(f"provider raised {type(exc).__name__}")
+    if not isinstance(outcome, answers):
+        wanted = " | ".join(t.__name__ for t in answers)
+        message = (
+            f"tool {tool!r}: {hook} returned {type(outcome).__name__}, not {wanted}; "
+            "the effect may have happened"
+        )
+        log.error("%s", message)
+        return Unknown(message, code=TOOL_CONTRACT_VIOLATION)
     return outcome
 
 
@@ -287,4 +321,4 @@ def _classify(outcome: Outcome) -> Classified:
         return ExecutionStatus.FAILED_TERMINAL, None, outcome.code, outcome.message
     if isinstance(outcome, NeedsAttention):
         return ExecutionStatus.NEEDS_ATTENTION, None, "needs_attention", outcome.message
-    return ExecutionStatus.UNKNOWN, None, "outcome_unknown", outcome.message
+    return ExecutionStatus.UNKNOWN, None, outcome.code, outcome.message

@@ -8,8 +8,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 from datetime import timedelta
+from typing import Any
 
 from signoff._model import Execution, ExecutionResult, ExecutionStatus, Proposal, ProposalStatus
+from signoff.catalog._tool import WriteTool
 from signoff.catalog._types import (
     NotFoundAtProvider,
     Pending,
@@ -19,8 +21,11 @@ from signoff.catalog._types import (
 )
 from signoff.exceptions import Refusal, StateChanged
 from signoff.gate._attempt import (
+    LOOKUP_ANSWERS,
+    OUTCOME_UNKNOWN,
     ConsentEnded,
     NeedsAttention,
+    Unknown,
     call_provider,
     finish_attempt,
     run_attempt,
@@ -99,7 +104,7 @@ def _approved_state(proposal: Proposal) -> ResourceState:
 
 def _look_up(ctx: GateContext, proposal: Proposal, execution: Execution) -> Handled:
     tool = ctx.catalog.get(proposal.tool)
-    answer = call_provider(lambda: tool.lookup(execution.request_key))
+    answer = _lookup(tool, execution)
     log.info("lookup of execution %s: %s", execution.execution_id, type(answer).__name__)
     if isinstance(answer, Succeeded | TerminalFailure):
         return Handled(ReconcileAction.SETTLED, _finish(ctx, proposal, execution, answer))
@@ -110,18 +115,27 @@ def _look_up(ctx: GateContext, proposal: Proposal, execution: Execution) -> Hand
             reason = f"the provider never saw it after {execution.attempts} attempts"
             return _escalate(ctx, proposal, execution, reason)
         return attempt(ctx, proposal, execution, ReconcileAction.RETRIED)
-    pending = isinstance(answer, Pending)
     lookups = _inconclusive_lookups(ctx, execution) + 1
     if lookups >= tool.max_lookups:
         reason = f"{lookups} lookups without a final answer"
         return _escalate(ctx, proposal, execution, reason)
-    return _record_inconclusive(ctx, execution, pending=pending, lookups=lookups)
+    return _record_inconclusive(ctx, execution, answer, lookups=lookups)
+
+
+def _lookup(tool: WriteTool[Any], execution: Execution) -> Any:
+    """The tool's lookup answer; :class:`Unknown` when it raised or broke its contract."""
+    return call_provider(
+        lambda: tool.lookup(execution.request_key),
+        tool=tool.name,
+        hook="lookup",
+        answers=LOOKUP_ANSWERS,
+    )
 
 
 def look_up_only(ctx: GateContext, proposal: Proposal, execution: Execution) -> ExecutionResult:
     """For ``needs_attention``: settle on a final answer from the provider; never attempt."""
     tool = ctx.catalog.get(proposal.tool)
-    answer = call_provider(lambda: tool.lookup(execution.request_key))
+    answer = _lookup(tool, execution)
     if isinstance(answer, Succeeded | TerminalFailure):
         return to_result(
             proposal, Handled(ReconcileAction.SETTLED, _finish(ctx, proposal, execution, answer))
@@ -152,12 +166,16 @@ def _finish(
 
 
 def _record_inconclusive(
-    ctx: GateContext, execution: Execution, *, pending: bool, lookups: int
+    ctx: GateContext, execution: Execution, answer: Pending | Unknown, *, lookups: int
 ) -> Handled:
     """Pending → ``running`` with a fresh lease; a failed lookup → ``unknown``."""
+    pending = isinstance(answer, Pending)
+    failed = Unknown("the lookup by request key got no answer")
+    if isinstance(answer, Unknown) and answer.code != OUTCOME_UNKNOWN:
+        failed = answer  # a broken contract says so, not "no answer"
     to = ExecutionStatus.RUNNING if pending else ExecutionStatus.UNKNOWN
     proposal_status = ProposalStatus.EXECUTING if pending else ProposalStatus.UNKNOWN
-    answer = "pending" if pending else "no_answer"
+    said = "pending" if pending else "no_answer"
 
     def record(tx: SqlTransaction) -> Execution:
         now = ctx.now_micros()
@@ -167,8 +185,8 @@ def _record_inconclusive(
             to=to,
             now=now,
             lease_until=now + micros(ctx.lease) if pending else None,
-            error_code=None if pending else "outcome_unknown",
-            error_message=None if pending else "the lookup by request key got no answer",
+            error_code=None if pending else failed.code,
+            error_message=None if pending else failed.message,
         )
         if won:
             tx.transition_proposal(
@@ -183,7 +201,7 @@ def _record_inconclusive(
                 kind=LOOKUP_INCONCLUSIVE,
                 proposal_id=execution.proposal_id,
                 execution_id=execution.execution_id,
-                data={"answer": answer, "lookups": lookups, "request_key": execution.request_key},
+                data={"answer": said, "lookups": lookups, "request_key": execution.request_key},
             )
         current = tx.execution(execution.tenant, execution.execution_id)
         assert current is not None

@@ -15,10 +15,7 @@ from functools import partial
 from fastapi import FastAPI
 
 from signoff import __version__
-from signoff._paths import demo_shop_file
-from signoff._references import build_from_reference
-from signoff.catalog._catalog import Catalog
-from signoff.demo import DemoShop, RefundProvider, demo_catalog, seed_demo_orders
+from signoff.demo import demo_catalog
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
 from signoff.gateway import Gateway, load_gateway_policy
@@ -33,22 +30,27 @@ from signoff.http import (
     _jwks,
     _mandates,
     _proposals,
-    _resource,
     _roles,
     _system,
+    _well_known,
 )
 from signoff.http._body import RequestText
+from signoff.http._catalog import demo_shop_path as demo_shop_path  # also importable here
+from signoff.http._catalog import load_catalog as load_catalog
+from signoff.http._catalog import native_catalog, open_demo
 from signoff.http._docs_assets import install_docs
 from signoff.http._extras import Extra, default_extras
 from signoff.http._limits import BodyLimit
+from signoff.http._methods import HeadAsGet
 from signoff.http._metrics import Metrics, MetricsMiddleware
 from signoff.http._openapi import install_openapi
 from signoff.http._policy_reload import record_in_force, reloading_on_sighup
 from signoff.http._problems import install_problem_handlers
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._request_log import RequestContext
+from signoff.http._resource import public_url_of
 from signoff.http._server_protocol import DeadlineH11Protocol
-from signoff.http._settings import Settings, SettingsError
+from signoff.http._settings import Settings
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
 from signoff.identity import Authenticator, StoreRoleDirectory
@@ -88,6 +90,7 @@ def create_app(
     state.rate_limit = ProposalRateLimit(
         settings.proposal_rate_limit, storage=settings.rate_limit_storage
     )
+    app.add_middleware(HeadAsGet)
     install_problem_handlers(app)
     app.add_middleware(RequestText)  # inside the body limit: reads at most max_body_bytes
     app.add_middleware(
@@ -108,7 +111,7 @@ def create_app(
         _delegations,
         _audit,
         _deliveries,
-        _resource,
+        _well_known,
         _jwks,
     ):
         app.include_router(module.router)
@@ -116,7 +119,7 @@ def create_app(
         app.include_router(_demo.router)
     for extra in default_extras() if extras is None else extras:
         extra(app, state)
-    install_openapi(app)
+    install_openapi(app, server_url=public_url_of(settings))
     install_docs(app)
     return app
 
@@ -209,38 +212,10 @@ async def _reconciling(gate: Gate, settings: Settings) -> AsyncIterator[None]:
         loop.stop()
 
 
-def demo_shop_path(database_url: str) -> str:
-    """The demo shop lives next to a SQLite database, or in the data directory."""
-    return demo_shop_file(database_url)
-
-
-def open_demo(settings: Settings) -> DemoObjects:
-    shop = DemoShop(demo_shop_path(settings.database_url))
-    seed_demo_orders(shop)
-    return DemoObjects(shop=shop, provider=RefundProvider(shop))
-
-
-def native_catalog(settings: Settings) -> Catalog:
-    """The configured tools; none when only upstream MCP servers are served."""
-    if settings.catalog is None and settings.upstreams:
-        return Catalog()
-    return load_catalog(settings)
-
-
 def open_gateway(settings: Settings, store: Store | None) -> Gateway:
     """Connect to the configured upstream MCP servers (docs/GATEWAY.md); all or no start."""
     policy = load_gateway_policy(settings.policy_file)
     return Gateway(settings.upstreams, policy, store=store).start()
-
-
-def load_catalog(settings: Settings) -> Catalog:
-    """``SIGNOFF_CATALOG``: a Catalog, or a no-argument factory returning one."""
-    if settings.catalog is None:
-        raise SettingsError("SIGNOFF_CATALOG (module:factory) is required outside --demo")
-    catalog: Catalog = build_from_reference(
-        settings.catalog, "SIGNOFF_CATALOG", Catalog, "a signoff.Catalog"
-    )
-    return catalog
 
 
 CONFIG_ENV = "SIGNOFF_CONFIG"

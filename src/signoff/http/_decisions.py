@@ -6,12 +6,11 @@ import json
 
 from fastapi import APIRouter
 
-from signoff._model import Decision, DecisionKind
 from signoff.gate._batch import BatchItem, BatchOutcome
 from signoff.http._deps import Caller, IdempotencyKey, State
 from signoff.http._openapi import problems
 from signoff.http._problems import error_problem
-from signoff.http._requests import BatchRequest
+from signoff.http._requests import BatchRequest, as_decision
 from signoff.http._views import BatchItemView, BatchView, DecisionView
 
 router = APIRouter(prefix="/v1/decisions", tags=["proposals"])
@@ -31,20 +30,7 @@ async def decide_many(
     a stale version is that item's 409 and the others are recorded. An approval that needs
     re-typing, a device signature or the identity provider is left out (422
     ``not_batchable``). A retried batch (same Idempotency-Key) replays each item."""
-    items = [
-        BatchItem(
-            d.proposal_id,
-            Decision(
-                kind=DecisionKind(d.decision),
-                expected_version=d.expected_version,
-                reason_code=d.reason_code,
-                reason=d.reason,
-                retyped=None if d.retyped is None else dict(d.retyped),
-                suggestion=None if d.suggestion is None else dict(d.suggestion),
-            ),
-        )
-        for d in body.decisions
-    ]
+    items = [BatchItem(d.root.proposal_id, as_decision(d.root)) for d in body.decisions]
     outcomes = await state.agate.decide_batch(caller, items, idempotency_key=key)
     return BatchView(results=[_item(outcome) for outcome in outcomes])
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict
@@ -18,7 +19,14 @@ from signoff.notify._admin import list_deliveries, replay
 from signoff.store._q_deliveries import DeliveryRecord
 
 router = APIRouter(prefix="/v1/deliveries", tags=["notifications"])
-DeliveryStatus = Literal["pending", "delivered", "dead"]
+
+
+class DeliveryStatus(enum.StrEnum):
+    """Where a notification to one destination stands (a named schema for generators)."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    DEAD = "dead"
 
 
 class DeliveryView(BaseModel):
@@ -75,8 +83,9 @@ async def deliveries(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> DeliveryList:
     await state.agate.run_sync(_require_admin, state, caller)
+    wanted = None if status is None else status.value
     found = await state.agate.run_sync(
-        list_deliveries, state.gate.store, caller.tenant, status=status, limit=limit
+        list_deliveries, state.gate.store, caller.tenant, status=wanted, limit=limit
     )
     return DeliveryList(deliveries=[DeliveryView.of(d) for d in found])
 

@@ -14,6 +14,13 @@ from signoff.http._state import AppState, state_of
 
 MAX_IDEMPOTENCY_KEY = 255
 _KEY = re.compile(r"^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}$")
+# What the header may hold, declared in the OpenAPI document: 1 to 255 printable ASCII
+# characters but `"` and `\`, bare or as a structured-field string ("…"), and no
+# white space at either end (HTTP strips it before the server sees the value).
+_EDGE = r"[\x21\x23-\x5b\x5d-\x7e]"
+_INNER = r"[\x20-\x21\x23-\x5b\x5d-\x7e]"
+_UNQUOTED = rf"{_EDGE}(?:{_INNER}{{0,253}}{_EDGE})?"
+KEY_PATTERN = rf'^(?:{_UNQUOTED}|"{_INNER}{{1,255}}")$'
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -46,6 +53,7 @@ async def idempotency_key(
             alias="Idempotency-Key",
             min_length=1,
             max_length=MAX_IDEMPOTENCY_KEY + 2,
+            pattern=KEY_PATTERN,
             description='A unique key per logical request (IETF draft: an sf-string, "…")',
         ),
     ],

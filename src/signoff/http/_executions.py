@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Response
 from signoff._model import ExecutionResult, ExecutionStatus
 from signoff.http._deps import Caller, IdempotencyKey, State
 from signoff.http._openapi import problems
-from signoff.http._requests import ExecuteRequest, ResolveRequest, StopRequest
+from signoff.http._requests import ExecuteRequest, ResolutionOutcome, ResolveRequest, StopRequest
 from signoff.http._views import (
     ExecutionOutcomeView,
     ExecutionStatusView,
@@ -101,12 +101,13 @@ async def resolve(
     response: Response,
 ) -> ExecutionOutcomeView:
     """Only ``unknown`` or ``needs_attention`` executions; the provider is never called."""
+    found = body.root
     result = await state.agate.resolve(
         caller,
         execution_id,
-        outcome=body.outcome,
-        provider_reference=body.provider_reference,
-        reason=body.reason,
+        outcome="succeeded" if found.outcome is ResolutionOutcome.SUCCEEDED else "failed_terminal",
+        provider_reference=found.provider_reference,
+        reason=found.reason,
     )
     return _outcome(result, response)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated
 
@@ -15,6 +16,9 @@ from signoff.http._views import InboxView, ProposalView
 
 router = APIRouter(prefix="/v1/inbox", tags=["proposals"])
 MAX_ID = 128
+# The largest instant a datetime holds is 9999-12-31: at most 18 digits of microseconds.
+_MICROS = re.compile(r"[0-9]{1,18}")
+AFTER_PATTERN = r"^[0-9]{1,18}\.[\s\S]{1,128}$"
 
 
 @router.get(
@@ -28,7 +32,14 @@ async def inbox(
     caller: Caller,
     state: State,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    after: Annotated[str | None, Query(max_length=160, description="next_after of a page")] = None,
+    after: Annotated[
+        str | None,
+        Query(
+            max_length=160,
+            pattern=AFTER_PATTERN,
+            description="next_after of a page: `<deadline in µs since the epoch>.<proposal_id>`",
+        ),
+    ] = None,
 ) -> InboxView:
     """People only (an agent's inbox is empty): the role they hold now, or their own
     confirmation, decides what is listed; bulk proposals cannot hide older ones."""
@@ -44,10 +55,9 @@ def _cursor(after: str | None) -> tuple[datetime, str] | None:
     if after is None:
         return None
     micros, _, proposal_id = after.partition(".")
-    if not micros.isascii() or not micros.isdigit() or not 0 < len(proposal_id) <= MAX_ID:
-        raise InvalidRequest("after must be the next_after value of a previous page")
-    try:
-        # A time no datetime can hold (year > 9999) names no page: refused, never a 5xx.
+    try:  # ASCII digits only ("²" is a digit to str.isdigit), and a representable instant
+        if not _MICROS.fullmatch(micros) or not 0 < len(proposal_id) <= MAX_ID:
+            raise ValueError(after)
         return from_micros(int(micros)), proposal_id
-    except (OverflowError, ValueError):
+    except (ValueError, OverflowError):
         raise InvalidRequest("after must be the next_after value of a previous page") from None

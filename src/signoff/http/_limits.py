@@ -13,7 +13,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from signoff.http._problems import problem
+from signoff.http._problems import instance_of, problem
 
 
 class BodyTooLarge(HTTPException):
@@ -47,7 +47,7 @@ class BodyLimit:
                 413,
                 "payload_too_large",
                 f"the request body exceeds {self.max_bytes} bytes",
-                instance=scope.get("path"),
+                instance=instance_of(scope),
             )
             await response(scope, receive, send)
             return

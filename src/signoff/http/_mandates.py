@@ -60,12 +60,13 @@ async def decide(
     caller: Caller,
     state: State,
 ) -> MandateView:
+    chosen = body.root
     decision = Decision(
-        kind=DecisionKind(body.decision),
-        expected_version=body.expected_version,
-        reason_code=body.reason_code,
-        reason=body.reason,
-        retyped=None if body.retyped is None else dict(body.retyped),
+        kind=DecisionKind(chosen.decision),
+        expected_version=chosen.expected_version,
+        reason_code=chosen.reason_code,
+        reason=chosen.reason,
+        retyped=None if chosen.retyped is None else dict(chosen.retyped),
     )
     decided = await state.agate.decide_mandate(caller, mandate_id, decision, idempotency_key=key)
     return MandateView.of(await state.agate.mandate(caller, mandate_id)).model_copy(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -27,8 +28,9 @@ from signoff.exceptions import (
     StoreUnavailable,
     UpstreamUnavailable,
 )
+from signoff.http._methods import allowed_methods
 from signoff.http._metrics import PROBLEM_CODE_SCOPE_KEY
-from signoff.http._resource import challenge
+from signoff.http._resource import challenge, presented_bearer
 from signoff.http._state import AppState
 
 log = logging.getLogger("signoff.http")
@@ -55,9 +57,14 @@ _HTTP_CODES = {
 
 
 class ProblemFieldError(BaseModel):
-    loc: list[str | int]
+    """One field that is wrong: where, what is wrong, and the error's machine type."""
+
+    loc: list[str] = Field(
+        description="Path to the field: its part of the request (body, query, header, path) "
+        "or, for invalid_arguments, the argument; then names and list indices, as strings"
+    )
     msg: str
-    type: str
+    type: str = Field(description="Machine error type, e.g. missing, extra_forbidden, int_type")
 
 
 class Problem(BaseModel):
@@ -111,14 +118,24 @@ def problem(
     return response
 
 
+# RFC 3986 pchar plus "/": what a path may hold unescaped.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def instance_of(scope: Scope) -> str:
+    """The request's path as a URI reference (RFC 9457 ``instance``): percent-encoded,
+    so ``/v1/proposals/a bé"<`` is ``/v1/proposals/a%20b%C3%A9%22%3C``, never raw text."""
+    return quote(str(scope.get("path", "")), safe=_PATH_SAFE)
+
+
 def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemResponse:
     """The problem for a signoff error, by its own ``status`` and ``code``."""
     status = exc.status if 400 <= exc.status < 500 else 503
     headers: dict[str, str] = {}
     if isinstance(exc, StepUpRequired):
         headers["WWW-Authenticate"] = step_up_challenge(exc)
-    elif isinstance(exc, NotAuthenticated):
-        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    elif isinstance(exc, NotAuthenticated):  # the handler below names the error when it can
+        headers["WWW-Authenticate"] = "Bearer"
     if status == 503:
         headers["Retry-After"] = "1"
     if isinstance(exc.details.get("retry_after_seconds"), int):
@@ -131,6 +148,7 @@ def error_problem(exc: SignoffError, *, instance: str | None = None) -> ProblemR
             instance=instance,
             headers=headers,
             extensions=exc.details,
+            errors=_detail_errors(exc.details.get("errors")),
         )
     return problem(status, UNAVAILABLE, UNKNOWN_OUTCOME, instance=instance, headers=headers)
 
@@ -168,14 +186,14 @@ async def _on_signoff_error(request: Request, exc: SignoffError) -> ProblemRespo
         exc, StoreUnavailable | OutcomeUnknown | UpstreamUnavailable
     ):
         log.error("internal signoff error on %s %s: %r", request.method, request.url.path, exc)
-    response = error_problem(exc, instance=request.url.path)
+    response = error_problem(exc, instance=instance_of(request.scope))
     state = getattr(request.app.state, "signoff", None)
     if (
         isinstance(exc, NotAuthenticated)
         and not isinstance(exc, StepUpRequired)
         and isinstance(state, AppState)
     ):
-        presented = request.headers.get("authorization") is not None
+        presented = presented_bearer(request.headers.get("authorization"))
         response.headers["WWW-Authenticate"] = challenge(state, error=presented)
     return _counted(request.scope, response)
 
@@ -188,24 +206,38 @@ async def _on_validation_error(request: Request, exc: RequestValidationError) ->
         detail = "the Idempotency-Key header is required"
     else:
         detail = f"{where}: {first['msg']}" if where else str(first["msg"])
-    return problem(400, "invalid_request", detail, instance=request.url.path, errors=errors)
+    return problem(
+        400, "invalid_request", detail, instance=instance_of(request.scope), errors=errors
+    )
 
 
 async def _on_http_exception(request: Request, exc: HTTPException) -> ProblemResponse:
     status = exc.status_code if 400 <= exc.status_code < 500 else 503
     code = _HTTP_CODES.get(status, f"http_{status}")
     detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
-    response = problem(status, code, detail, instance=request.url.path, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    allowed = allowed_methods(request.app.router.routes, request.scope) if status == 405 else None
+    if allowed is not None:  # RFC 9110 §15.5.6: every method of the path, not of one route
+        headers["Allow"] = ", ".join(allowed)
+    response = problem(status, code, detail, instance=instance_of(request.scope), headers=headers)
     return _counted(request.scope, response)
 
 
 def _field_error(error: Mapping[str, Any]) -> dict[str, Any]:
     loc: Sequence[Any] = error.get("loc", ())
     return {
-        "loc": [part if isinstance(part, int) else str(part) for part in loc],
+        "loc": [str(part) for part in loc],
         "msg": str(error.get("msg", "invalid")),
         "type": str(error.get("type", "invalid")),
     }
+
+
+def _detail_errors(errors: Any) -> list[dict[str, Any]] | None:
+    """A refusal's field errors (``InvalidArguments.details["errors"]``) as the problem's
+    top-level ``errors``, the same member a malformed request's problem carries."""
+    if not isinstance(errors, list | tuple) or not all(isinstance(e, Mapping) for e in errors):
+        return None
+    return [_field_error(e) for e in errors]
 
 
 def _is_json(value: Any) -> bool:
@@ -250,7 +282,7 @@ class ProblemSafetyNet:
                 503,
                 UNAVAILABLE,
                 UNKNOWN_OUTCOME,
-                instance=scope.get("path"),
+                instance=instance_of(scope),
                 headers={"Retry-After": "1"},
             )
             await _counted(scope, response)(scope, receive, send)

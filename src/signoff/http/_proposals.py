@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from signoff._model import Decision, DecisionKind, Principal, Proposal, ProposalStatus
+from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.http._deps import Caller, IdempotencyKey, ProposingCaller, State
 from signoff.http._openapi import problems
-from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest
+from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest, as_decision
 from signoff.http._state import AppState
 from signoff.http._views import ConfirmationTokenView, DecisionView, ProposalList, ProposalView
 
@@ -85,14 +85,7 @@ async def decide(
     state: State,
 ) -> DecisionView:
     """Never carries the confirmation token: it is bound to the requester, who picks it up."""
-    decision = Decision(
-        kind=DecisionKind(body.decision),
-        expected_version=body.expected_version,
-        reason_code=body.reason_code,
-        reason=body.reason,
-        retyped=None if body.retyped is None else dict(body.retyped),
-        suggestion=None if body.suggestion is None else dict(body.suggestion),
-    )
+    decision = as_decision(body.root)
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
     return DecisionView.of(result)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from signoff._model import Decision, DecisionKind
 
 ReasonCodeName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
 """One of the tool's reject reasons (``other`` always; the proposal's tool offers the rest)."""
@@ -48,30 +51,89 @@ class MandateRevocationRequest(Body):
     reason: Annotated[str, Field(min_length=1, max_length=2000)]
 
 
-class DecisionRequest(Body):
-    decision: Literal["approve", "reject", "request_changes"]
+class _Deciding(Body):
     expected_version: Annotated[int, Field(ge=1, le=2**31, description="The version you saw")]
-    reason_code: ReasonCodeName | None = Field(
-        default=None,
-        description="Required to reject: one of the reasons the tool offers (`other` always)",
-    )
     reason: Annotated[str | None, Field(max_length=2000)] = None
-    retyped: Annotated[
-        dict[str, Annotated[str, Field(max_length=200)]] | None,
-        Field(max_length=16, description="Re-typed values of the proposal's retype fields"),
-    ] = None
-    suggestion: Annotated[
-        dict[str, Any] | None,
-        Field(
-            max_length=32,
-            description="request_changes: argument name → suggested value (with `reason` as "
-            "the note)",
-        ),
-    ] = None
 
 
-class BatchDecision(DecisionRequest):
+Retyped = Annotated[
+    dict[str, Annotated[str, Field(max_length=200)]] | None,
+    Field(max_length=16, description="Re-typed values of the proposal's retype fields"),
+]
+Suggestion = Annotated[
+    dict[str, Any] | None,
+    Field(
+        max_length=32,
+        description="argument name → suggested value (with `reason` as the note); a note, "
+        "fields, or both",
+    ),
+]
+
+
+class ApproveRequest(_Deciding):
+    decision: Literal[DecisionKind.APPROVE]
+    retyped: Retyped = None
+    reason_code: None = Field(default=None, description="Only a rejection has one")
+    suggestion: None = Field(default=None, description="Only a request for changes has one")
+
+
+class RejectRequest(_Deciding):
+    decision: Literal[DecisionKind.REJECT]
+    reason_code: ReasonCodeName = Field(
+        description="One of the reasons the tool offers (`other` always)"
+    )
+    retyped: None = Field(default=None, description="Only an approval re-types values")
+    suggestion: None = Field(default=None, description="Only a request for changes has one")
+
+
+class RequestChangesRequest(_Deciding):
+    decision: Literal[DecisionKind.REQUEST_CHANGES]
+    suggestion: Suggestion = None
+    reason_code: None = Field(default=None, description="Only a rejection has one")
+    retyped: None = Field(default=None, description="Only an approval re-types values")
+
+
+Deciding = ApproveRequest | RejectRequest | RequestChangesRequest
+
+
+class DecisionRequest(RootModel[Deciding]):
+    """An approval, a rejection or a request for changes; a rejection needs its
+    ``reason_code`` (declared, so a generated client knows it before the server says so)."""
+
+    root: Deciding = Field(discriminator="decision")
+
+
+def as_decision(body: Deciding) -> Decision:
+    """The gate's :class:`Decision` for one decision body."""
+    return Decision(
+        kind=DecisionKind(body.decision),
+        expected_version=body.expected_version,
+        reason_code=body.reason_code,
+        reason=body.reason,
+        retyped=None if body.retyped is None else dict(body.retyped),
+        suggestion=None if body.suggestion is None else dict(body.suggestion),
+    )
+
+
+class BatchApprove(ApproveRequest):
     proposal_id: Id
+
+
+class BatchReject(RejectRequest):
+    proposal_id: Id
+
+
+class BatchRequestChanges(RequestChangesRequest):
+    proposal_id: Id
+
+
+BatchDeciding = BatchApprove | BatchReject | BatchRequestChanges
+
+
+class BatchDecision(RootModel[BatchDeciding]):
+    """One decision of a batch: a decision and the proposal it is about."""
+
+    root: BatchDeciding = Field(discriminator="decision")
 
 
 class BatchRequest(Body):
@@ -86,12 +148,38 @@ class ExecuteRequest(Body):
     confirmation_token: Annotated[str, Field(min_length=1, max_length=4096)]
 
 
-class ResolveRequest(Body):
-    """What a person found at the provider for an unknown or needs_attention execution."""
+class ResolutionOutcome(enum.StrEnum):
+    """What a person found at the provider."""
 
-    outcome: Literal["succeeded", "failed_terminal"]
-    provider_reference: Annotated[str | None, Field(min_length=1, max_length=200)] = None
-    reason: Annotated[str, Field(min_length=1, max_length=2000)]
+    SUCCEEDED = "succeeded"
+    FAILED_TERMINAL = "failed_terminal"
+
+
+ProviderReference = Annotated[str, Field(min_length=1, max_length=200)]
+Reason = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class ResolvedSucceeded(Body):
+    """The provider shows the effect: its reference is required."""
+
+    outcome: Literal[ResolutionOutcome.SUCCEEDED]
+    provider_reference: ProviderReference
+    reason: Reason
+
+
+class ResolvedFailed(Body):
+    """The provider certainly never acted on the request key."""
+
+    outcome: Literal[ResolutionOutcome.FAILED_TERMINAL]
+    provider_reference: ProviderReference | None = None
+    reason: Reason
+
+
+class ResolveRequest(RootModel[ResolvedSucceeded | ResolvedFailed]):
+    """What a person found at the provider for an unknown or needs_attention execution;
+    ``succeeded`` needs the provider's reference."""
+
+    root: ResolvedSucceeded | ResolvedFailed = Field(discriminator="outcome")
 
 
 class RevokeRequest(Body):

@@ -13,33 +13,29 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
 from mcp.shared.auth import ProtectedResourceMetadata
 
 from signoff.http._settings import Settings
-from signoff.http._state import AppState, state_of
-from signoff.identity import Authenticator
+from signoff.http._state import AppState
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 RESOURCE_NAME = "signoff"
 
-router = APIRouter(include_in_schema=False)
-
 
 def public_url_of(settings: Settings) -> str:
     """Where people and clients reach ``signoff serve`` (no trailing slash)."""
-    if settings.public_url is not None:
-        return settings.public_url
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host  # noqa: S104
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{settings.port}"
+    return settings.effective_public_url()
 
 
-def authorization_servers(authenticator: Authenticator) -> list[str]:
-    """The trusted issuers a client can get a token from (those with an http(s) URL)."""
-    return [i.issuer for i in authenticator.issuers if i.issuer.startswith(("https://", "http://"))]
+def authorization_servers(state: AppState) -> list[str]:
+    """Where a client can get a token: the app's own authorization server (the demo's, when
+    it runs one), then the trusted issuers that have an http(s) URL."""
+    issuers = [i.issuer for i in state.authenticator.issuers]
+    urls = [i for i in issuers if i.startswith(("https://", "http://"))]
+    return [
+        *state.authorization_servers,
+        *(u for u in urls if u not in state.authorization_servers),
+    ]
 
 
 def metadata_url(resource: str) -> str:
@@ -57,22 +53,21 @@ def resource_metadata(resource: str, servers: list[str]) -> dict[str, Any]:
     return document.model_dump(mode="json", exclude_none=True)
 
 
-def challenge(state: AppState, *, error: bool) -> str:
-    """The ``WWW-Authenticate`` value of a 401 from the API."""
+def challenge(state: AppState, *, error: bool, resource: str | None = None) -> str:
+    """The ``WWW-Authenticate`` value of a 401 for ``resource`` (default: the API).
+
+    ``error="invalid_token"`` only when a bearer token was presented (RFC 6750 §3.1: a
+    request without one gets no error code), and ``resource_metadata`` (RFC 9728 §5.1)
+    whenever there is an authorization server to discover.
+    """
     parts = ['error="invalid_token"'] if error else []
-    if authorization_servers(state.authenticator):
-        parts.append(f'resource_metadata="{metadata_url(public_url_of(state.settings))}"')
+    if authorization_servers(state):
+        where = resource or public_url_of(state.settings)
+        parts.append(f'resource_metadata="{metadata_url(where)}"')
     return "Bearer " + ", ".join(parts) if parts else "Bearer"
 
 
-@router.get(WELL_KNOWN)
-async def api_resource_metadata(request: Request) -> Response:
-    state = state_of(request.app)
-    servers = authorization_servers(state.authenticator)
-    if not servers:
-        return JSONResponse({"error": "no authorization server is configured"}, status_code=404)
-    resource = public_url_of(state.settings)
-    return JSONResponse(resource_metadata(resource, servers), headers=_PUBLIC)
-
-
-_PUBLIC = {"Cache-Control": "public, max-age=300", "Access-Control-Allow-Origin": "*"}
+def presented_bearer(authorization: str | None) -> bool:
+    """Whether the request carried a bearer credential at all (``Basic …`` is not one)."""
+    scheme, _, credential = (authorization or "").strip().partition(" ")
+    return scheme.lower() == "bearer" and bool(credential.strip())

@@ -14,7 +14,7 @@ import hashlib
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, ValidationError
 from pydantic_settings import (
@@ -47,7 +47,9 @@ from signoff.identity._config import (
     issuer_config,
     parse_issuers,
 )
-from signoff.proof import KeySet, keyset_from_json, load_keyset
+
+if TYPE_CHECKING:
+    from signoff.proof import KeySet
 
 ENV_PREFIX = "SIGNOFF_"
 
@@ -284,6 +286,16 @@ class Settings(BaseSettings):
             return self.approval_surfaces
         return DEMO_SURFACES if self.demo else ()
 
+    def effective_public_url(self) -> str:
+        """Where people and clients reach ``signoff serve`` (no trailing slash): the
+        ``public_url`` setting, else this host and port (a wildcard host as 127.0.0.1)."""
+        if self.public_url is not None:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host  # noqa: S104
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
     def effective_hs256_secret(self) -> bytes | None:
         if self.jwt_hs256_secret is not None:
             return self.jwt_hs256_secret
@@ -291,6 +303,8 @@ class Settings(BaseSettings):
 
     def signing_keyset(self) -> KeySet | None:
         """The signing keys from SIGNOFF_SIGNING_KEYS or SIGNOFF_SIGNING_KEYS_FILE, if any."""
+        from signoff.proof import keyset_from_json, load_keyset  # not needed to read settings
+
         try:
             if self.signing_keys:
                 return keyset_from_json(self.signing_keys)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from starlette.applications import Starlette
 
-from signoff.demo import DemoShop, RefundProvider
 from signoff.gate._async import DEFAULT_MAX_THREADS, AsyncGate
 from signoff.gate._gate import Gate
+from signoff.http._catalog import DemoObjects as DemoObjects
 from signoff.http._metrics import Metrics
 from signoff.http._rate_limit import ProposalRateLimit
 from signoff.http._settings import Settings
@@ -23,14 +23,6 @@ from signoff.identity import Authenticator
 from signoff.store._sqlite import SQLiteStore
 
 LifespanFactory = Callable[[], AbstractAsyncContextManager[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class DemoObjects:
-    """The demo shop and its provider, so clients can see the external side effect."""
-
-    shop: DemoShop
-    provider: RefundProvider
 
 
 SQLITE_GATE_THREADS = 4
@@ -55,6 +47,9 @@ class AppState:
     """What the app opened itself and closes at shutdown (never a gate passed in)."""
     rate_limit: ProposalRateLimit | None = None
     """Per-agent proposal limit (``SIGNOFF_PROPOSAL_RATE_LIMIT``); None: unlimited."""
+    authorization_servers: list[str] = field(default_factory=list)
+    """OAuth authorization servers this app runs itself (the demo's), by issuer URL; RFC 9728
+    metadata lists them before the trusted issuers."""
     agate: AsyncGate = field(init=False)
     """``gate`` for async handlers: each call runs in a bounded worker thread."""
 

@@ -80,7 +80,6 @@ async def metrics(
     operation_id="whoAmI",
     response_model=WhoAmI,
     responses=problems(401),
-    tags=["identity"],
     summary="The caller's sub, tenant, roles and acting agent",
 )
 async def whoami(caller: Caller) -> WhoAmI:

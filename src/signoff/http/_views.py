@@ -5,6 +5,7 @@ The client in :mod:`signoff.client` parses answers with these same models.
 
 from __future__ import annotations
 
+import enum
 import json
 from datetime import datetime
 from typing import Any, Literal
@@ -12,8 +13,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from signoff._clock import from_micros
-from signoff._model import DecisionResult, Execution, Principal, Proposal, Receipt
+from signoff._model import (
+    DecisionKind,
+    DecisionResult,
+    Execution,
+    ExecutionStatus,
+    Principal,
+    Proposal,
+    ProposalStatus,
+    Receipt,
+)
 from signoff.audit._chain import AuditEvent
+from signoff.catalog._types import RiskLevel
 
 
 class View(BaseModel):
@@ -38,7 +49,7 @@ class PreviewView(View):
 
 
 class RiskView(View):
-    level: Literal["low", "medium", "high", "critical"]
+    level: RiskLevel
     reasons: list[str]
 
 
@@ -57,7 +68,7 @@ class ApprovalView(View):
     delegate_of: str | None = Field(
         default=None, description="Whom the approver stood in for (a delegation)"
     )
-    decision: Literal["approve", "reject", "request_changes"]
+    decision: DecisionKind
     step: str
     reason_code: str | None
     reason: str | None
@@ -85,7 +96,7 @@ class MandateCoverView(View):
 class ProposalView(View):
     proposal_id: str
     action_id: str
-    status: str
+    status: ProposalStatus
     version: int = Field(description="Send it back as expected_version when deciding")
     tool: str
     tool_version: str
@@ -226,11 +237,16 @@ class InboxView(View):
     )
 
 
+class RoleGrantStatus(enum.StrEnum):
+    GRANTED = "granted"
+    REVOKED = "revoked"
+
+
 class RoleGrantView(View):
     tenant: str
     subject: str
     role: str
-    status: Literal["granted", "revoked"]
+    status: RoleGrantStatus
     changed_by: str
     changed_at: datetime
 
@@ -251,7 +267,7 @@ class ConfirmationTokenView(View):
 class ExecutionView(View):
     execution_id: str
     proposal_id: str
-    status: str
+    status: ExecutionStatus
     request_key: str = Field(description="The provider's idempotency key; stable per proposal")
     attempts: int
     provider_reference: str | None
@@ -276,12 +292,20 @@ class ExecutionView(View):
         )
 
 
+class ItemStatus(enum.StrEnum):
+    """Where one item of a batch ended (a named schema for generators)."""
+
+    SUCCEEDED = "succeeded"
+    FAILED_RETRYABLE = "failed_retryable"
+    FAILED_TERMINAL = "failed_terminal"
+
+
 class ItemView(View):
     """One item of a batch, reported on its own (its own outcome, key and reference)."""
 
     resource: str = Field(description="The item's resource, e.g. order:ord_5001")
     request_key: str = Field(description="The key the provider received for this item")
-    status: Literal["succeeded", "failed_retryable", "failed_terminal"]
+    status: ItemStatus
     provider_reference: str | None
     error_code: str | None
 
@@ -292,7 +316,7 @@ class ReceiptView(View):
     action_id: str
     request_key: str
     operation: str
-    status: str
+    status: ExecutionStatus
     args_digest: str
     provider_reference: str | None
     approvers: list[str]
@@ -426,11 +450,28 @@ class Ledger(View):
     entries: list[LedgerEntryView]
 
 
+class MandateBudget(enum.StrEnum):
+    """Whether a write under a mandate still counts against its budget."""
+
+    HELD = "held"
+    RETURNED = "returned"
+
+
+class MandateStatus(enum.StrEnum):
+    """Where a standing approval stands (a named schema for generators)."""
+
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    ACTIVE = "active"
+    DECLINED = "declined"
+    REVOKED = "revoked"
+    EXPIRED = "expired"
+
+
 class MandateWriteView(View):
     proposal_id: str
     amount_minor: int | None
     currency: str | None
-    budget: Literal["held", "returned"] = Field(
+    budget: MandateBudget = Field(
         description="held: counted (it happened, or may have); returned: known not to have "
         "happened, its amount and count given back"
     )
@@ -443,7 +484,7 @@ class MandateView(View):
     """A standing approval: its constraints, decisions, what is left and every write."""
 
     mandate_id: str
-    status: Literal["awaiting_confirmation", "active", "declined", "revoked", "expired"]
+    status: MandateStatus
     version: int = Field(description="Send it back as expected_version when deciding")
     tool: str
     tool_version: str

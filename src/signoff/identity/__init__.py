@@ -8,24 +8,29 @@ See ``docs/IDENTITY.md``. What a person holds *now* is the role directory's
 answer (:class:`StoreRoleDirectory`, PROTOCOL rule 11).
 """
 
-from signoff.identity._authenticator import Authenticator
-from signoff.identity._claims import principal_from_claims
-from signoff.identity._config import (
-    ClaimMapping,
-    IdentityConfig,
-    IssuerConfig,
-    LoginClient,
-    PublicKey,
-    identity_config,
-    issuer_config,
-    parse_issuers,
-)
-from signoff.identity._dev import mint_dev_token
-from signoff.identity._directory import DirectoryMode, StoreRoleDirectory
-from signoff.identity._discovery import Discovery, ProviderMetadata
-from signoff.identity._issuer import TrustedIssuer
-from signoff.identity._keys import VerificationKey, load_jwks
-from signoff.identity._login import LoginResult, OidcLogin
+# Imported on first use (PEP 562, as in ``signoff/__init__.py``): the CLI reads settings
+# and mints development tokens without importing FastAPI, the MCP SDK or Authlib.
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from signoff.identity._authenticator import Authenticator
+    from signoff.identity._claims import principal_from_claims
+    from signoff.identity._config import (
+        ClaimMapping,
+        IdentityConfig,
+        IssuerConfig,
+        LoginClient,
+        PublicKey,
+        identity_config,
+        issuer_config,
+        parse_issuers,
+    )
+    from signoff.identity._dev import mint_dev_token
+    from signoff.identity._directory import DirectoryMode, StoreRoleDirectory
+    from signoff.identity._discovery import Discovery, ProviderMetadata
+    from signoff.identity._issuer import TrustedIssuer
+    from signoff.identity._keys import VerificationKey, load_jwks
+    from signoff.identity._login import LoginResult, OidcLogin
 
 __all__ = [
     "Authenticator",
@@ -49,3 +54,14 @@ __all__ = [
     "parse_issuers",
     "principal_from_claims",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name on first use, from the module its line above names."""
+    from signoff._lazy import resolve
+
+    return resolve(__name__, __file__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -34,15 +34,20 @@ def mint_dev_token(
     client: str | None = None,
     ttl_seconds: int = 3600,
     now: datetime,
+    resources: Sequence[str] = (),
 ) -> str:
-    """A token signed with the development HS256 key; refused outside demo/development."""
+    """A token signed with the development HS256 key; refused outside demo/development.
+
+    ``resources`` (RFC 8707 resource indicators, e.g. ``https://…/mcp``) join the
+    audience next to ``jwt_audience``, as the demo's authorization server binds its tokens.
+    """
     secret = settings.effective_hs256_secret()
     if not settings.development or secret is None:
         raise InvalidIssuer("dev-token works only in demo or development mode with an HS256 key")
     issued = int(now.timestamp())
     claims: dict[str, Any] = {
         "iss": settings.effective_issuer(),
-        "aud": settings.jwt_audience,
+        "aud": [settings.jwt_audience, *resources] if resources else settings.jwt_audience,
         "sub": subject,
         "tenant": tenant,
         "roles": list(roles),

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+import jwt
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 
@@ -74,21 +75,33 @@ class BearerIdentity:
 
 
 class PrincipalTokenVerifier:
-    """The MCP SDK's ``TokenVerifier`` over signoff's JWT authenticator."""
+    """The MCP SDK's ``TokenVerifier`` over signoff's JWT authenticator.
 
-    def __init__(self, authenticate: Callable[[str], Awaitable[Principal]]) -> None:
+    With ``resource`` (the endpoint's URL), a token whose audience names resources (RFC 8707:
+    the demo's authorization server binds each token to the one it was asked for) must name
+    this one; a token with only the deployment's plain audience is taken as before.
+    """
+
+    def __init__(
+        self, authenticate: Callable[[str], Awaitable[Principal]], *, resource: str | None = None
+    ) -> None:
         self._authenticate = authenticate
+        self._resource = None if resource is None else resource.rstrip("/")
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
             principal = await self._authenticate(token)
         except NotAuthenticated:
             return None
+        resources = _resources_of(token) if self._resource is not None else []
+        if self._resource is not None and resources and self._resource not in resources:
+            return None
         return AccessToken(
             token=token,
             client_id=principal.actor or principal.subject,
             scopes=[],
             subject=principal.subject,
+            resource=self._resource if resources else None,
             claims={
                 "tenant": principal.tenant,
                 "roles": sorted(principal.roles),
@@ -97,6 +110,19 @@ class PrincipalTokenVerifier:
                 "iss": principal.issuer,
             },
         )
+
+
+def _resources_of(token: str) -> list[str]:
+    """The URL audiences of a token the authenticator has just verified (so read unverified)."""
+    try:
+        audience = jwt.decode(token, options={"verify_signature": False}).get("aud")
+    except jwt.PyJWTError:
+        return []
+    values = audience if isinstance(audience, list) else [audience]
+    return [a.rstrip("/") for a in values if isinstance(a, str) and a.startswith(URL_SCHEMES)]
+
+
+URL_SCHEMES = ("https://", "http://")
 
 
 def principal_of(token: AccessToken) -> Principal:

@@ -14,6 +14,7 @@ from signoff.gate._gate import Gate
 from signoff.mcp_server._completion import CompletionWatcher
 from signoff.mcp_server._gateway import follow, gateway_of, read_tools, with_upstream_answers
 from signoff.mcp_server._identity import PrincipalTokenVerifier, SessionIdentity
+from signoff.mcp_server._protocol import UnknownToolIsAnError, serve_only_tools
 from signoff.mcp_server._tools import mcp_tools
 
 SERVER_NAME = "signoff"
@@ -82,6 +83,7 @@ def create_mcp_server(
         ),
         log_level="WARNING",
     )
+    server.middleware.append(UnknownToolIsAnError(server))
     if gateway is not None:
         follow(server, gateway, build)  # upstream listings change: so does this server's
-    return server
+    return serve_only_tools(server)

@@ -101,6 +101,11 @@ def _webhook(config: WebhookConfig, env: Mapping[str, str]) -> WebhookEndpoint:
     secret = config.secret
     if config.secret_env is not None:
         secret = env.get(config.secret_env)
+        if not secret:
+            raise ConfigError(
+                f"webhook {config.name}: secret_env names {config.secret_env}, which is not "
+                f"set in the environment; export {config.secret_env}=whsec_…"
+            )
     if not secret:
         raise ConfigError(f"webhook {config.name}: set secret or secret_env (a whsec_ secret)")
     try:

@@ -1,11 +1,12 @@
 """Which audit events are notifications, and what a notification says.
 
 A notification is built from one audit event and the proposal it is about,
-read from the store when it is sent. It carries ids, statuses, the tool, a
-title naming only the tool, the role that may decide, the deadline and a link
-to the confirmation page — never a token, a token hash or the arguments. The
-preview's own title is left out: a tool writes it from the arguments (the
-recipient of an e-mail, the amount of a refund).
+read from the store when it is sent; ``proposal_status`` is the status as of
+the event. It carries ids, statuses, the tool, a title naming only the tool,
+the role that may decide, the deadline and a link to the confirmation page —
+never a token, a token hash or the arguments. The preview's own title is left
+out: a tool writes it from the arguments (the recipient of an e-mail, the
+amount of a refund).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from signoff._clock import from_micros
-from signoff._model import Proposal
+from signoff._model import Proposal, ProposalStatus
 from signoff.audit._chain import AuditEvent
 
 PROPOSAL_AWAITING = "proposal.awaiting_confirmation"
@@ -48,6 +49,27 @@ EVENT_TYPES: frozenset[str] = frozenset(_BY_KIND.values())
 """Every notification type; anything else in the audit chain is not notified."""
 
 DECIDED = frozenset({PROPOSAL_APPROVED, PROPOSAL_REJECTED, PROPOSAL_CHANGES_REQUESTED})
+# The proposal's status right after each event (decisions and resolutions record theirs):
+# a notification says where the proposal stood at its event, not where it stands when sent.
+_STATUS_AFTER = {
+    "proposal.created": ProposalStatus.AWAITING_CONFIRMATION,
+    "proposal.expired": ProposalStatus.EXPIRED,
+    "proposal.cancelled": ProposalStatus.CANCELLED,
+    "proposal.revoked": ProposalStatus.REVOKED,
+    "execution.succeeded": ProposalStatus.SUCCEEDED,
+    "execution.failed_terminal": ProposalStatus.FAILED_TERMINAL,
+    "execution.failed_retryable": ProposalStatus.FAILED_RETRYABLE,
+    "execution.needs_attention": ProposalStatus.NEEDS_ATTENTION,
+}
+
+
+def status_at(event: AuditEvent, recorded: dict[str, Any]) -> str | None:
+    """The proposal's status as of ``event``: by its kind, else what the event recorded."""
+    known = _STATUS_AFTER.get(event.kind)
+    if known is not None:
+        return known.value
+    status = recorded.get("status")
+    return status if isinstance(status, str) else None
 
 
 def title_of(tool: str) -> str:
@@ -112,7 +134,7 @@ def notification(
         data.update(
             tool=proposal.tool,
             title=title_of(proposal.tool),
-            proposal_status=proposal.status.value,
+            proposal_status=status_at(event, recorded) or proposal.status.value,
             required_role=role,
             risk=proposal.risk.level.value,
             expires_at=proposal.expires_at.isoformat().replace("+00:00", "Z"),

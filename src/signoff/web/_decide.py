@@ -165,5 +165,6 @@ def _retype_refused(
         proposal,
         retype_error="The value you typed does not match the proposal. Nothing was decided; "
         "read the value again and re-type it exactly.",
+        retype_field=str(exc.details.get("field") or ""),
     )
     return ui.render("detail.html", session, context, status=422)

@@ -20,6 +20,7 @@ from signoff.web._session import WebSession
 from signoff.web._ui import Ui
 
 PROBLEM_TYPE = "application/problem+json"
+KEPT_HEADERS = ("Allow", "Retry-After")
 _TITLES = {404: "Page not found", 405: "Not allowed here", 503: "Something went wrong"}
 
 
@@ -48,6 +49,10 @@ class ErrorPages:
                 body += message.get("body", b"")
                 if not message.get("more_body", False):
                     page = self.page(scope, int(held["status"]), body)
+                    for name in KEPT_HEADERS:  # the page says it in words; clients read these
+                        value = Headers(raw=held["headers"]).get(name)
+                        if value is not None:
+                            page.headers[name] = value
                     await page(scope, receive, send)
                 return
             await send(message)

@@ -20,6 +20,7 @@ from signoff.web import (
     _push,
     _sign_in,
 )
+from signoff.web._demo_oauth import include_demo_oauth
 from signoff.web._errors import ErrorPages
 from signoff.web._headers import SecurityHeaders
 from signoff.web._identity import LoginProvider
@@ -58,3 +59,4 @@ def install_ui(
         _push,
     ):
         app.include_router(module.router)
+    include_demo_oauth(app, state)  # demo mode only: MCP clients sign in with OAuth

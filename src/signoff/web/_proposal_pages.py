@@ -120,11 +120,18 @@ def load(ui: Ui, principal: Principal, proposal_id: str) -> Proposal:
 
 
 def detail_context(
-    ui: Ui, principal: Principal, proposal: Proposal, *, retype_error: str | None = None
+    ui: Ui,
+    principal: Principal,
+    proposal: Proposal,
+    *,
+    retype_error: str | None = None,
+    retype_field: str | None = None,
 ) -> dict[str, Any]:
+    """What detail.html shows; a re-type mismatch is said at ``retype_field`` (else the first)."""
     gate = ui.app_state.gate
     awaiting = proposal.status is ProposalStatus.AWAITING_CONFIRMATION
     tool = gate.catalog.get(proposal.tool)
+    retyped = _retype(proposal)
     return {
         "p": proposal,
         "entitled": entitlement(proposal, principal),
@@ -133,9 +140,13 @@ def detail_context(
         if tool.reads_state() and proposal.status in STATE_MATTERS
         else None,
         "reads_state": tool.reads_state(),
+        "side_effect": tool.side_effect.value,
         "outcome": None if awaiting else outcome(gate, principal, proposal),
-        "retype": [(name, _label(proposal, name)) for name in _retype(proposal)],
+        "retype": [(name, _label(proposal, name)) for name in retyped],
         "retype_error": retype_error,
+        "retype_error_field": retype_field
+        if retype_field in retyped
+        else next(iter(retyped), None),
         "idempotency_key": new_idempotency_key(),
         "reasons": tool.reasons(),
         "units": [f for f in proposal.preview.fields if f.unit],

@@ -526,6 +526,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OAuth 2.0 Protected Resource Metadata: the authorization servers of this API */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -559,11 +576,7 @@ export interface components {
              * @description Whom the approver stood in for (a delegation)
              */
             delegate_of?: string | null;
-            /**
-             * Decision
-             * @enum {string}
-             */
-            decision: "approve" | "reject" | "request_changes";
+            decision: components["schemas"]["DecisionKind"];
             /** Step */
             step: string;
             /** Reason Code */
@@ -577,6 +590,38 @@ export interface components {
             decided_at: string;
             /** @description For request_changes: what the reviewer suggests */
             suggestion?: components["schemas"]["SuggestionView"] | null;
+        };
+        /** ApproveRequest */
+        ApproveRequest: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "approve";
+            /**
+             * Retyped
+             * @description Re-typed values of the proposal's retype fields
+             */
+            retyped?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Reason Code
+             * @description Only a rejection has one
+             */
+            reason_code?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
         };
         /** AuditEventView */
         AuditEventView: {
@@ -613,25 +658,20 @@ export interface components {
             /** Next After */
             next_after?: number | null;
         };
-        /** BatchDecision */
-        BatchDecision: {
-            /**
-             * Decision
-             * @enum {string}
-             */
-            decision: "approve" | "reject" | "request_changes";
+        /** BatchApprove */
+        BatchApprove: {
             /**
              * Expected Version
              * @description The version you saw
              */
             expected_version: number;
-            /**
-             * Reason Code
-             * @description Required to reject: one of the reasons the tool offers (`other` always)
-             */
-            reason_code?: string | null;
             /** Reason */
             reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "approve";
             /**
              * Retyped
              * @description Re-typed values of the proposal's retype fields
@@ -640,15 +680,23 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
-             * Suggestion
-             * @description request_changes: argument name → suggested value (with `reason` as the note)
+             * Reason Code
+             * @description Only a rejection has one
              */
-            suggestion?: {
-                [key: string]: unknown;
-            } | null;
+            reason_code?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
             /** Proposal Id */
             proposal_id: string;
         };
+        /**
+         * BatchDecision
+         * @description One decision of a batch: a decision and the proposal it is about.
+         */
+        BatchDecision: components["schemas"]["BatchApprove"] | components["schemas"]["BatchReject"] | components["schemas"]["BatchRequestChanges"];
         /**
          * BatchItemView
          * @description One item of a batch: its decision, or the problem that refused it (nothing decided).
@@ -670,6 +718,38 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** BatchReject */
+        BatchReject: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "reject";
+            /**
+             * Reason Code
+             * @description One of the reasons the tool offers (`other` always)
+             */
+            reason_code: string;
+            /**
+             * Retyped
+             * @description Only an approval re-types values
+             */
+            retyped?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
+            /** Proposal Id */
+            proposal_id: string;
+        };
         /** BatchRequest */
         BatchRequest: {
             /**
@@ -677,6 +757,40 @@ export interface components {
              * @description Each decided on its own, in order
              */
             decisions: components["schemas"]["BatchDecision"][];
+        };
+        /** BatchRequestChanges */
+        BatchRequestChanges: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "request_changes";
+            /**
+             * Suggestion
+             * @description argument name → suggested value (with `reason` as the note); a note, fields, or both
+             */
+            suggestion?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Reason Code
+             * @description Only a rejection has one
+             */
+            reason_code?: null;
+            /**
+             * Retyped
+             * @description Only an approval re-types values
+             */
+            retyped?: null;
+            /** Proposal Id */
+            proposal_id: string;
         };
         /** BatchView */
         BatchView: {
@@ -701,40 +815,17 @@ export interface components {
              */
             expires_at: string;
         };
-        /** DecisionRequest */
-        DecisionRequest: {
-            /**
-             * Decision
-             * @enum {string}
-             */
-            decision: "approve" | "reject" | "request_changes";
-            /**
-             * Expected Version
-             * @description The version you saw
-             */
-            expected_version: number;
-            /**
-             * Reason Code
-             * @description Required to reject: one of the reasons the tool offers (`other` always)
-             */
-            reason_code?: string | null;
-            /** Reason */
-            reason?: string | null;
-            /**
-             * Retyped
-             * @description Re-typed values of the proposal's retype fields
-             */
-            retyped?: {
-                [key: string]: string;
-            } | null;
-            /**
-             * Suggestion
-             * @description request_changes: argument name → suggested value (with `reason` as the note)
-             */
-            suggestion?: {
-                [key: string]: unknown;
-            } | null;
-        };
+        /**
+         * DecisionKind
+         * @enum {string}
+         */
+        DecisionKind: "approve" | "reject" | "request_changes";
+        /**
+         * DecisionRequest
+         * @description An approval, a rejection or a request for changes; a rejection needs its
+         *     ``reason_code`` (declared, so a generated client knows it before the server says so).
+         */
+        DecisionRequest: components["schemas"]["ApproveRequest"] | components["schemas"]["RejectRequest"] | components["schemas"]["RequestChangesRequest"];
         /**
          * DecisionView
          * @description A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
@@ -839,6 +930,12 @@ export interface components {
             /** Deliveries */
             deliveries: components["schemas"]["DeliveryView"][];
         };
+        /**
+         * DeliveryStatus
+         * @description Where a notification to one destination stands (a named schema for generators).
+         * @enum {string}
+         */
+        DeliveryStatus: "pending" | "delivered" | "dead";
         /** DeliveryView */
         DeliveryView: {
             /** Destination */
@@ -847,11 +944,7 @@ export interface components {
             audit_seq: number;
             /** Event Type */
             event_type: string;
-            /**
-             * Status
-             * @enum {string}
-             */
-            status: "pending" | "delivered" | "dead";
+            status: components["schemas"]["DeliveryStatus"];
             /** Attempts */
             attempts: number;
             /**
@@ -892,6 +985,11 @@ export interface components {
              */
             signed_receipt?: string | null;
         };
+        /**
+         * ExecutionStatus
+         * @enum {string}
+         */
+        ExecutionStatus: "prepared" | "running" | "succeeded" | "failed_retryable" | "failed_terminal" | "unknown" | "needs_attention";
         /** ExecutionStatusView */
         ExecutionStatusView: {
             execution: components["schemas"]["ExecutionView"];
@@ -908,8 +1006,7 @@ export interface components {
             execution_id: string;
             /** Proposal Id */
             proposal_id: string;
-            /** Status */
-            status: string;
+            status: components["schemas"]["ExecutionStatus"];
             /**
              * Request Key
              * @description The provider's idempotency key; stable per proposal
@@ -956,6 +1053,12 @@ export interface components {
             next_after: string | null;
         };
         /**
+         * ItemStatus
+         * @description Where one item of a batch ended (a named schema for generators).
+         * @enum {string}
+         */
+        ItemStatus: "succeeded" | "failed_retryable" | "failed_terminal";
+        /**
          * ItemView
          * @description One item of a batch, reported on its own (its own outcome, key and reference).
          */
@@ -970,11 +1073,7 @@ export interface components {
              * @description The key the provider received for this item
              */
             request_key: string;
-            /**
-             * Status
-             * @enum {string}
-             */
-            status: "succeeded" | "failed_retryable" | "failed_terminal";
+            status: components["schemas"]["ItemStatus"];
             /** Provider Reference */
             provider_reference: string | null;
             /** Error Code */
@@ -985,6 +1084,12 @@ export interface components {
             /** Keys */
             keys: components["schemas"]["PublicJwk"][];
         };
+        /**
+         * MandateBudget
+         * @description Whether a write under a mandate still counts against its budget.
+         * @enum {string}
+         */
+        MandateBudget: "held" | "returned";
         /**
          * MandateCoverView
          * @description What a write under a mandate debited, and what was left after it.
@@ -1038,17 +1143,19 @@ export interface components {
             reason: string;
         };
         /**
+         * MandateStatus
+         * @description Where a standing approval stands (a named schema for generators).
+         * @enum {string}
+         */
+        MandateStatus: "awaiting_confirmation" | "active" | "declined" | "revoked" | "expired";
+        /**
          * MandateView
          * @description A standing approval: its constraints, decisions, what is left and every write.
          */
         MandateView: {
             /** Mandate Id */
             mandate_id: string;
-            /**
-             * Status
-             * @enum {string}
-             */
-            status: "awaiting_confirmation" | "active" | "declined" | "revoked" | "expired";
+            status: components["schemas"]["MandateStatus"];
             /**
              * Version
              * @description Send it back as expected_version when deciding
@@ -1115,12 +1222,8 @@ export interface components {
             amount_minor: number | null;
             /** Currency */
             currency: string | null;
-            /**
-             * Budget
-             * @description held: counted (it happened, or may have); returned: known not to have happened, its amount and count given back
-             * @enum {string}
-             */
-            budget: "held" | "returned";
+            /** @description held: counted (it happened, or may have); returned: known not to have happened, its amount and count given back */
+            budget: components["schemas"]["MandateBudget"];
             /** Proposal Status */
             proposal_status: string;
             /**
@@ -1196,13 +1299,22 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** ProblemFieldError */
+        /**
+         * ProblemFieldError
+         * @description One field that is wrong: where, what is wrong, and the error's machine type.
+         */
         ProblemFieldError: {
-            /** Loc */
-            loc: (string | number)[];
+            /**
+             * Loc
+             * @description Path to the field: its part of the request (body, query, header, path) or, for invalid_arguments, the argument; then names and list indices, as strings
+             */
+            loc: string[];
             /** Msg */
             msg: string;
-            /** Type */
+            /**
+             * Type
+             * @description Machine error type, e.g. missing, extra_forbidden, int_type
+             */
             type: string;
         };
         /** ProposalList */
@@ -1221,8 +1333,7 @@ export interface components {
             proposal_id: string;
             /** Action Id */
             action_id: string;
-            /** Status */
-            status: string;
+            status: components["schemas"]["ProposalStatus"];
             /**
              * Version
              * @description Send it back as expected_version when deciding
@@ -1327,6 +1438,49 @@ export interface components {
             supersedes?: string | null;
         };
         /**
+         * ProtectedResourceMetadata
+         * @description RFC 9728 OAuth 2.0 Protected Resource Metadata.
+         *     See https://datatracker.ietf.org/doc/html/rfc9728#section-2
+         */
+        ProtectedResourceMetadata: {
+            /**
+             * Resource
+             * Format: uri
+             */
+            resource: string;
+            /** Authorization Servers */
+            authorization_servers: string[];
+            /** Jwks Uri */
+            jwks_uri?: string | null;
+            /** Scopes Supported */
+            scopes_supported?: string[] | null;
+            /**
+             * Bearer Methods Supported
+             * @default [
+             *       "header"
+             *     ]
+             */
+            bearer_methods_supported: string[] | null;
+            /** Resource Signing Alg Values Supported */
+            resource_signing_alg_values_supported?: string[] | null;
+            /** Resource Name */
+            resource_name?: string | null;
+            /** Resource Documentation */
+            resource_documentation?: string | null;
+            /** Resource Policy Uri */
+            resource_policy_uri?: string | null;
+            /** Resource Tos Uri */
+            resource_tos_uri?: string | null;
+            /** Tls Client Certificate Bound Access Tokens */
+            tls_client_certificate_bound_access_tokens?: boolean | null;
+            /** Authorization Details Types Supported */
+            authorization_details_types_supported?: string[] | null;
+            /** Dpop Signing Alg Values Supported */
+            dpop_signing_alg_values_supported?: string[] | null;
+            /** Dpop Bound Access Tokens Required */
+            dpop_bound_access_tokens_required?: boolean | null;
+        };
+        /**
          * PublicJwk
          * @description One public key (RFC 7517); never a private member.
          */
@@ -1388,8 +1542,7 @@ export interface components {
             request_key: string;
             /** Operation */
             operation: string;
-            /** Status */
-            status: string;
+            status: components["schemas"]["ExecutionStatus"];
             /** Args Digest */
             args_digest: string;
             /** Provider Reference */
@@ -1413,6 +1566,68 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /** RejectRequest */
+        RejectRequest: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "reject";
+            /**
+             * Reason Code
+             * @description One of the reasons the tool offers (`other` always)
+             */
+            reason_code: string;
+            /**
+             * Retyped
+             * @description Only an approval re-types values
+             */
+            retyped?: null;
+            /**
+             * Suggestion
+             * @description Only a request for changes has one
+             */
+            suggestion?: null;
+        };
+        /** RequestChangesRequest */
+        RequestChangesRequest: {
+            /**
+             * Expected Version
+             * @description The version you saw
+             */
+            expected_version: number;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            decision: "request_changes";
+            /**
+             * Suggestion
+             * @description argument name → suggested value (with `reason` as the note); a note, fields, or both
+             */
+            suggestion?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Reason Code
+             * @description Only a rejection has one
+             */
+            reason_code?: null;
+            /**
+             * Retyped
+             * @description Only an approval re-types values
+             */
+            retyped?: null;
+        };
         /** RequesterView */
         RequesterView: {
             /**
@@ -1428,16 +1643,37 @@ export interface components {
         };
         /**
          * ResolveRequest
-         * @description What a person found at the provider for an unknown or needs_attention execution.
+         * @description What a person found at the provider for an unknown or needs_attention execution;
+         *     ``succeeded`` needs the provider's reference.
          */
-        ResolveRequest: {
+        ResolveRequest: components["schemas"]["ResolvedSucceeded"] | components["schemas"]["ResolvedFailed"];
+        /**
+         * ResolvedFailed
+         * @description The provider certainly never acted on the request key.
+         */
+        ResolvedFailed: {
             /**
-             * Outcome
+             * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            outcome: "succeeded" | "failed_terminal";
+            outcome: "failed_terminal";
             /** Provider Reference */
             provider_reference?: string | null;
+            /** Reason */
+            reason: string;
+        };
+        /**
+         * ResolvedSucceeded
+         * @description The provider shows the effect: its reference is required.
+         */
+        ResolvedSucceeded: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            outcome: "succeeded";
+            /** Provider Reference */
+            provider_reference: string;
             /** Reason */
             reason: string;
         };
@@ -1446,16 +1682,22 @@ export interface components {
             /** Reason */
             reason: string;
         };
+        /**
+         * RiskLevel
+         * @enum {string}
+         */
+        RiskLevel: "low" | "medium" | "high" | "critical";
         /** RiskView */
         RiskView: {
-            /**
-             * Level
-             * @enum {string}
-             */
-            level: "low" | "medium" | "high" | "critical";
+            level: components["schemas"]["RiskLevel"];
             /** Reasons */
             reasons: string[];
         };
+        /**
+         * RoleGrantStatus
+         * @enum {string}
+         */
+        RoleGrantStatus: "granted" | "revoked";
         /** RoleGrantView */
         RoleGrantView: {
             /** Tenant */
@@ -1464,11 +1706,7 @@ export interface components {
             subject: string;
             /** Role */
             role: string;
-            /**
-             * Status
-             * @enum {string}
-             */
-            status: "granted" | "revoked";
+            status: components["schemas"]["RoleGrantStatus"];
             /** Changed By */
             changed_by: string;
             /**
@@ -1551,6 +1789,17 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -1580,6 +1829,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
@@ -1633,6 +1893,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -1669,6 +1940,17 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1729,6 +2011,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -1758,6 +2051,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1802,8 +2097,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1891,6 +2206,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -1969,8 +2295,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2052,6 +2398,17 @@ export interface operations {
             /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2142,8 +2499,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2222,6 +2599,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
@@ -2289,6 +2677,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -2318,6 +2726,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2355,6 +2765,26 @@ export interface operations {
             };
             /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2418,6 +2848,17 @@ export interface operations {
             /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2502,8 +2943,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2595,8 +3056,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2621,7 +3102,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description next_after of a page */
+                /** @description next_after of a page: `<deadline in µs since the epoch>.<proposal_id>` */
                 after?: string | null;
             };
             header?: never;
@@ -2653,6 +3134,17 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750) */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2700,6 +3192,8 @@ export interface operations {
             /** @description Running, or the outcome is unknown */
             202: {
                 headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2744,8 +3238,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2824,6 +3338,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -2860,6 +3385,8 @@ export interface operations {
             /** @description Running, or the outcome is unknown */
             202: {
                 headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2898,6 +3425,17 @@ export interface operations {
             /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2988,8 +3526,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3072,8 +3630,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3126,6 +3704,17 @@ export interface operations {
             /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3202,6 +3791,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
@@ -3266,6 +3866,17 @@ export interface operations {
             /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3341,6 +3952,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
@@ -3379,6 +4001,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3414,8 +4038,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3486,6 +4130,17 @@ export interface operations {
             /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3575,6 +4230,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
@@ -3591,7 +4257,7 @@ export interface operations {
     listDeliveries: {
         parameters: {
             query?: {
-                status?: ("pending" | "delivered" | "dead") | null;
+                status?: components["schemas"]["DeliveryStatus"] | null;
                 limit?: number;
             };
             header?: never;
@@ -3632,6 +4298,17 @@ export interface operations {
             /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3710,9 +4387,71 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9728 metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3753,6 +4492,17 @@ export interface operations {
             /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
