@@ -101,6 +101,8 @@ def serve(config: str | None, upstream: tuple[str, ...], **flags: Any) -> None:
         # state beside it), made now if missing and named to every worker like the settings.
         os.environ[ENV_PREFIX + "SIGNING_KEYS_FILE"] = str(demo_keys_file(settings.database_url))
     _start_banner(settings)
+    from signoff.http._server_protocol import DeadlineH11Protocol
+
     with _worker_metrics(settings.workers):
         uvicorn.run(
             "signoff.http._app:app_from_environment",
@@ -113,7 +115,8 @@ def serve(config: str | None, upstream: tuple[str, ...], **flags: Any) -> None:
             access_log=False,  # signoff logs each request itself, with its request id
             server_header=False,
             # uvicorn's h11 protocol plus a deadline for each request head (slow headers).
-            http="signoff.http._server_protocol:DeadlineH11Protocol",
+            # The class itself: uvicorn before 0.32 reads a string only as a protocol name.
+            http=DeadlineH11Protocol,
         )
 
 
