@@ -243,3 +243,15 @@ def test_device_key_other_than_enrolled_is_caught(keyset: KeySet) -> None:
     refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
     report = verify_bundle(_bundle(log, keyset, [6]), _trust(keyset))
     assert _codes(report) == {"device_key_unknown"}
+
+
+def test_allowing_uncovered_events_never_lists_their_executions_as_proven(
+    keyset: KeySet,
+) -> None:
+    """--allow-uncovered reports the tail; what no trusted checkpoint covers is not proven."""
+    document = _bundle(_log(), keyset, [10])
+    allowed = verify_bundle(document, _trust(keyset), allow_uncovered=True)
+    assert allowed.ok
+    assert [p["proposal_id"] for p in allowed.proven] == ["prp_0", "prp_1"]
+    covered = verify_bundle(_bundle(_log(), keyset, [15]), _trust(keyset))
+    assert len(covered.proven) == 3

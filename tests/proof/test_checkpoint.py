@@ -110,3 +110,11 @@ def test_malformed_checkpoint_bodies_are_refused(body: str) -> None:
     """Leading zeros, missing lines and short roots are not checkpoints."""
     with pytest.raises(NoteRejected):
         Checkpoint.parse(body)
+
+
+def test_a_checkpoint_with_extension_lines_is_refused() -> None:
+    """signoff's format has no extension lines (PROOF-FORMAT.md): the three verifiers agree."""
+    root = base64.b64encode(b"\0" * 32).decode()
+    assert Checkpoint.parse(f"log/acme\n3\n{root}\n").size == 3
+    with pytest.raises(NoteRejected):
+        Checkpoint.parse(f"log/acme\n3\n{root}\nextension\n")

@@ -14,6 +14,8 @@ from signoff.demo import FaultMode
 from signoff.exceptions import DeviceSignatureRequired
 from signoff.policy import parse_policy
 from signoff.proof import PublicKeys, verify_bundle, verify_receipt
+from signoff.proof._jws import sign_jws
+from signoff.proof._receipt import RECEIPT_TYP
 from tests.conftest import AGENT, APPROVER, TOKEN_KEY, World, make_world
 from tests.proof.conftest import SoftAuthenticator
 
@@ -170,3 +172,16 @@ def test_a_device_signed_mandate_approval_is_required_and_verifies_offline(
     proposal = gate.propose(AGENT, "refund_order", arguments, mandate_id=mid)
     gate.execute(AGENT, proposal.proposal_id, gate.confirmation_token(AGENT, proposal.proposal_id))
     assert _verify(world) == set()
+
+
+def test_a_receipt_whose_mandate_claim_differs_from_its_events_is_refused(world: World) -> None:
+    """The mandate a receipt names (and what it says is left) is checked against its events."""
+    mid = _mandate(world)
+    result = _write(world, mid, "ord_1001", 12000)
+    proof = world.gate.proof
+    assert proof is not None and result.signed_receipt is not None
+    claims = jwt.decode(result.signed_receipt, options={"verify_signature": False})
+    claims["mandate"]["remaining_amount_minor"] = 30000
+    forged = sign_jws(proof.keys.active_key, claims, typ=RECEIPT_TYP)
+    report = verify_receipt(forged, PublicKeys(proof.keys.public_jwks()))
+    assert {f.code for f in report.findings} == {"receipt_mismatch"}

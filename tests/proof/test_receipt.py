@@ -92,3 +92,22 @@ def test_evidence_outside_the_checkpoint_is_named(keyset: KeySet) -> None:
 
     forged = _resigned(keyset, token, break_proof)
     assert "not_included" in _codes(verify_receipt(forged, PublicKeys(keyset.public_jwks())))
+
+
+def test_a_receipt_without_an_integer_iat_is_refused(keyset: KeySet) -> None:
+    """The key window is checked at the receipt's own signed time; no time, no proof."""
+    token, _ = _receipt(keyset)
+    for iat in (None, "1", True):
+        forged = _resigned(keyset, token, lambda p, iat=iat: p.update(iat=iat))
+        assert "key_window" in _codes(verify_receipt(forged, PublicKeys(keyset.public_jwks())))
+
+
+def test_evidence_events_of_another_tenant_are_refused(keyset: KeySet) -> None:
+    """A receipt's events must all be of the tenant it names (as in a bundle)."""
+    token, _ = _receipt(keyset)
+
+    def other_tenant(payload: dict[str, Any]) -> None:
+        payload["evidence"]["events"][1]["tenant"] = "globex"
+
+    forged = _resigned(keyset, token, other_tenant)
+    assert "wrong_tenant" in _codes(verify_receipt(forged, PublicKeys(keyset.public_jwks())))

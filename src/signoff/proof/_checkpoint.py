@@ -53,8 +53,8 @@ class Checkpoint:
     @classmethod
     def parse(cls, text: str) -> Checkpoint:
         lines = text.split("\n")
-        if len(lines) < 4 or lines[-1] != "" or not all(lines[:-1]):
-            raise NoteRejected("a checkpoint has origin, size and root hash lines")
+        if len(lines) != 4 or lines[-1] != "" or not all(lines[:-1]):
+            raise NoteRejected("a checkpoint has origin, size and root hash lines, no more")
         origin, size, root = lines[:3]
         if not size.isascii() or not size.isdigit() or (size != "0" and size.startswith("0")):
             raise NoteRejected(f"tree size {size!r} is not a plain decimal")

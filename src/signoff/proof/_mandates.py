@@ -14,11 +14,12 @@ revoked or expired confirmation), as the store does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.audit._chain import AuditEvent
+from signoff.proof._approvals import passkeys_in
 from signoff.proof._device import DeviceCheckFailed, verify_device_assertion
 from signoff.proof._events import payload_of
 from signoff.proof._report import Report
@@ -48,6 +49,7 @@ def check_mandates(events: Sequence[AuditEvent], report: Report) -> None:
     mandates: dict[str, _Mandate] = {}
     tools: dict[str, tuple[str | None, str | None]] = {}
     held: dict[str, tuple[_Mandate, int]] = {}
+    passkeys = passkeys_in(events)
     for event in events:
         data = payload_of(event)
         kind = event.kind
@@ -55,7 +57,7 @@ def check_mandates(events: Sequence[AuditEvent], report: Report) -> None:
             mid = str(data.get("mandate_id"))
             mandates[mid] = _Mandate(mid, data)
         elif kind in ("mandate.approved", "mandate.rejected"):
-            _decision(mandates.get(str(data.get("mandate_id"))), event, data, report)
+            _decision(mandates.get(str(data.get("mandate_id"))), event, data, passkeys, report)
         elif kind in ("mandate.revoked", "mandate.ended", "mandate.expired"):
             found = mandates.get(str(data.get("mandate_id")))
             if found is not None and found.ended_at is None:
@@ -70,7 +72,13 @@ def check_mandates(events: Sequence[AuditEvent], report: Report) -> None:
             mandate.count -= 1
 
 
-def _decision(m: _Mandate | None, event: AuditEvent, data: dict[str, Any], report: Report) -> None:
+def _decision(
+    m: _Mandate | None,
+    event: AuditEvent,
+    data: dict[str, Any],
+    passkeys: Mapping[tuple[str, str], Any],
+    report: Report,
+) -> None:
     if m is None:
         return
     where = f"mandate {m.mandate_id}"
@@ -94,7 +102,7 @@ def _decision(m: _Mandate | None, event: AuditEvent, data: dict[str, Any], repor
     elif step != f"role:{policy.get('role')}":
         report.fail("approval_role_mismatch", f"{where}: {person!r} approved as {step!r}")
         return
-    if not _device_ok(m, event, data, policy, report):
+    if not _device_ok(m, event, data, policy, passkeys, report):
         return
     m.approvers[person] = step
     if m.active_at is None and _complete(m, policy):
@@ -102,7 +110,12 @@ def _decision(m: _Mandate | None, event: AuditEvent, data: dict[str, Any], repor
 
 
 def _device_ok(
-    m: _Mandate, event: AuditEvent, data: dict[str, Any], policy: dict[str, Any], report: Report
+    m: _Mandate,
+    event: AuditEvent,
+    data: dict[str, Any],
+    policy: dict[str, Any],
+    passkeys: Mapping[tuple[str, str], Any],
+    report: Report,
 ) -> bool:
     device = data.get("device")
     where = f"mandate {m.mandate_id}: #{event.seq}"
@@ -121,6 +134,13 @@ def _device_ok(
         )
     except (DeviceCheckFailed, AttributeError, TypeError, ValueError) as exc:
         report.fail("device_signature_invalid", f"{where}: {exc}")
+        return False
+    # As for a proposal: the assertion's key must be one the person enrolled.
+    enrolled = passkeys.get((str(event.actor), str(device.get("credential_id"))))
+    if enrolled is None:
+        report.notes.append(f"{where}: passkey enrolment not in this range")
+    elif enrolled != device.get("public_key"):
+        report.fail("device_key_unknown", f"{where} used a key never enrolled")
         return False
     report.device_signatures += 1
     return True

@@ -24,7 +24,7 @@ RECEIPT_TYP = "signoff-receipt+jwt"
 TERMINAL = ("execution.succeeded", "execution.failed_terminal", "execution.resolved")
 STATED = (
     "tenant", "proposal_id", "execution_id", "op", "args_digest", "resource", "approvers",
-    "request_key", "provider_reference", "outcome", "completed_at", "items",
+    "request_key", "provider_reference", "outcome", "completed_at", "items", "mandate",
 )  # fmt: skip
 
 

@@ -70,7 +70,8 @@ def verify_bundle(
     _coverage(bundle, checkpoints, trust, allow_uncovered, report)
     check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events))
     check_mandates(bundle.events, report)
-    report.proven = proven_executions(bundle.events)
+    # Only what a trusted checkpoint covers is proven, --allow-uncovered or not.
+    report.proven = proven_executions(bundle.events[: report.covered])
     check_expected(expect, report)
     return report
 

@@ -77,7 +77,9 @@ def verify_receipt(
     kid = str(signed_kid(token))
     at = claims.get("iat") if type(claims.get("iat")) is int else None
     refusal = trust.keys.window(kid).refusal(kid, "receipt", at)
-    if refusal is not None:
+    if at is None:
+        report.fail("key_window", "the receipt has no integer 'iat' to check its key's window")
+    elif refusal is not None:
         report.fail("key_window", refusal)
     evidence = claims.get("evidence")
     if not isinstance(evidence, dict):
@@ -91,6 +93,7 @@ def verify_receipt(
         check_event_time(checkpoint, max((e.at for e in events), default=0), report)
         _check_held(checkpoint, trust, held, report)
     _check_replays(events, report)
+    _check_tenant(events, str(claims.get("tenant")), report)
     _check_stated(claims, events, report)
     check_proposals(events, report, passkeys=passkeys_in(events))
     report.events = len(events)
@@ -155,6 +158,12 @@ def _check_replays(events: list[Any], report: Report) -> None:
             report.fail("event_replayed", f"event #{event.seq} repeats event #{seen[event.mac]}")
         if event.mac is not None:
             seen.setdefault(event.mac, event.seq)
+
+
+def _check_tenant(events: list[Any], tenant: str, report: Report) -> None:
+    for event in events:
+        if event.tenant != tenant:
+            report.fail("wrong_tenant", f"event #{event.seq} is of tenant {event.tenant!r}")
 
 
 def _check_stated(claims: dict[str, Any], events: list[Any], report: Report) -> None:
