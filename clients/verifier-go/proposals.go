@@ -151,7 +151,7 @@ func checkDevices(p *proposal, passkeys map[[2]string]interface{}, where string,
 			}
 			continue
 		}
-		if err := verifyAssertion(device, p.id, str(p.digest)); err != nil {
+		if err := verifyAssertion(device, p.id, str(p.digest), str(nullable(e.Actor)), e.Tenant); err != nil {
 			r.fail("device_signature_invalid", "%s: #%d: %v", where, e.Seq, err)
 			continue
 		}
@@ -168,7 +168,7 @@ func b64url(v interface{}) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(str(v))
 }
 
-func verifyAssertion(d map[string]interface{}, proposalID, digest string) error {
+func verifyAssertion(d map[string]interface{}, proposalID, digest, subject, tenant string) error {
 	for _, name := range []string{"credential_id", "public_key", "authenticator_data", "client_data_json", "signature", "nonce", "rp_id", "origin"} {
 		if d[name] == nil || d[name] == "" {
 			return fmt.Errorf("the assertion lacks %s", name)
@@ -180,7 +180,7 @@ func verifyAssertion(d map[string]interface{}, proposalID, digest string) error 
 	}
 	doc, _ := jcs(map[string]interface{}{
 		"proposal_id": proposalID, "version": version, "args_digest": digest,
-		"decision": "approve", "nonce": str(d["nonce"]),
+		"decision": "approve", "nonce": str(d["nonce"]), "subject": subject, "tenant": tenant,
 	})
 	challenge := sha256.Sum256(doc)
 	rawClient, err := b64url(d["client_data_json"])

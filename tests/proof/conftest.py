@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import cbor2
+import jwt
 import pytest
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from signoff.audit._chain import GENESIS, AuditEvent, event_hash
-from signoff.proof import Checkpoint, KeySet, origin_for, sign_checkpoint
+from signoff.proof import (
+    Checkpoint,
+    KeySet,
+    PublicKeys,
+    TrustRoot,
+    enrolment_nonce,
+    origin_for,
+    sign_checkpoint,
+)
 from signoff.proof._device import device_challenge
 from signoff.proof._events import leaf_of
-from signoff.proof._keys import b64url
+from signoff.proof._keys import b64url, b64url_decode
 from signoff.proof._merkle import CompactTree
 
 LOG = "signoff.test"
@@ -67,6 +78,20 @@ class Log:
         event = AuditEvent(**fields, hash=event_hash(**fields))
         self.events.append(event)
         return event
+
+    def enrol(
+        self, device: SoftAuthenticator, *, actor: str = "alice", idp: SoftIdp | None = None
+    ) -> AuditEvent:
+        """``passkey.registered`` of ``device`` by ``actor``, vouched for by ``idp``
+        (the shared test provider, :data:`IDP`, unless another is named)."""
+        at = len(self.events) + 1  # the next event's time, in seconds
+        evidence = (idp or IDP).evidence(device, subject=actor, tenant=self.tenant, at=at)
+        data = {
+            "credential_id": device.credential_id,
+            "public_key": device.public_jwk(),
+            "evidence": evidence,
+        }
+        return self.add("passkey.registered", data, actor=actor)
 
     def checkpoints(self, keyset: KeySet, sizes: list[int]) -> list[tuple[int, str]]:
         return signed_checkpoints(self.events, keyset, sizes)
@@ -157,11 +182,40 @@ class SoftAuthenticator:
         signature = self.key.sign(auth + hashlib.sha256(client).digest(), ec.ECDSA(hashes.SHA256()))
         return auth, client, signature
 
-    def approval(self, pid: str, digest: str, *, version: int = 1, **kw: Any) -> dict[str, Any]:
+    def registration(self, challenge: bytes, *, rp_id: str, origin: str) -> str:
+        """The browser's answer to ``navigator.credentials.create`` (attestation ``none``),
+        as the page posts it: py_webauthn verifies it like a real device's."""
+        numbers = self.key.public_key().public_numbers()
+        x, y = numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big")
+        cose = cbor2.dumps({1: 2, 3: -7, -1: 1, -2: x, -3: y})  # EC2, ES256, P-256
+        raw_id = b64url_decode(self.credential_id)
+        auth = hashlib.sha256(rp_id.encode()).digest() + bytes([0x45]) + bytes(4)
+        auth += bytes(16) + len(raw_id).to_bytes(2, "big") + raw_id + cose
+        attestation = cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth})
+        client = json.dumps(
+            {"type": "webauthn.create", "challenge": b64url(challenge), "origin": origin}
+        ).encode()
+        response = {"clientDataJSON": b64url(client), "attestationObject": b64url(attestation)}
+        return json.dumps(
+            {"id": self.credential_id, "rawId": self.credential_id, "type": "public-key",
+             "response": response}
+        )  # fmt: skip
+
+    def approval(
+        self,
+        pid: str,
+        digest: str,
+        *,
+        version: int = 1,
+        subject: str = "alice",
+        tenant: str = TENANT,
+        **kw: Any,
+    ) -> dict[str, Any]:
         nonce = "n-" + pid
         challenge = device_challenge(
-            proposal_id=pid, version=version, args_digest=digest, decision="approve", nonce=nonce
-        )
+            proposal_id=pid, version=version, args_digest=digest, decision="approve",
+            nonce=nonce, subject=subject, tenant=tenant,
+        )  # fmt: skip
         auth, client, signature = self.sign_assertion(challenge, **kw)
         return {
             "credential_id": self.credential_id,
@@ -174,3 +228,54 @@ class SoftAuthenticator:
             "rp_id": RP_ID,
             "origin": ORIGIN_URL,
         }
+
+
+IDP_ISSUER = "https://idp.test"
+IDP_AUDIENCE = "signoff-page"
+
+
+class SoftIdp:
+    """An identity provider in software: signs the ID token of a fresh sign-in (RS256)."""
+
+    def __init__(self, issuer: str = IDP_ISSUER) -> None:
+        self.issuer = issuer
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def trust_entry(self) -> dict[str, Any]:
+        public = RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
+        return {
+            "issuer": self.issuer,
+            "jwks": {"keys": [{**public, "kid": "idp1", "alg": "RS256", "use": "sig"}]},
+            "audiences": [IDP_AUDIENCE],
+            "tenant_claim": "tenant",
+        }
+
+    def id_token(self, subject: str, tenant: str, nonce: str, *, at: int) -> str:
+        claims = {
+            "iss": self.issuer, "aud": IDP_AUDIENCE, "sub": subject, "tenant": tenant,
+            "nonce": nonce, "iat": at, "exp": at + 300, "auth_time": at,
+        }  # fmt: skip
+        return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": "idp1"})
+
+    def evidence(
+        self, device: SoftAuthenticator, *, subject: str = "alice", tenant: str = TENANT, at: int
+    ) -> dict[str, Any]:
+        """The ``evidence`` of a vouched enrolment of ``device`` by ``subject`` at ``at`` (s)."""
+        nonce = enrolment_nonce(
+            tenant=tenant,
+            subject=subject,
+            credential_id=device.credential_id,
+            public_key=device.public_jwk(),
+        )
+        return {"kind": "idp", "id_token": self.id_token(subject, tenant, nonce, at=at)}
+
+
+def trusting(trust: TrustRoot | PublicKeys, idp: SoftIdp) -> TrustRoot:
+    """``trust`` with ``idp`` among its identity providers."""
+    root = TrustRoot.of(trust)
+    providers = (*root.identity_providers, idp.trust_entry())
+    return dataclasses.replace(root, identity_providers=providers)
+
+
+IDP = SoftIdp()
+"""The identity provider the hand-built logs' enrolments come from (``Log.enrol``)."""

@@ -19,7 +19,7 @@ from urllib.parse import unquote_plus
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from signoff import Proposal
+from signoff import Principal, Proposal
 from signoff.http import Settings, create_app, state_of
 from signoff.proof import PublicKeys, verify_bundle
 from tests.conftest import AGENT, APPROVER
@@ -32,6 +32,7 @@ from tests.web.test_browser import (
     running,
 )
 
+AUDITOR = Principal("dave", "acme", frozenset({"auditor"}))
 HIGH = 100_000  # the demo's high-risk threshold: policy device = or_retype
 
 
@@ -122,7 +123,8 @@ def refused(page: Page, live: Live, proposal: Proposal, fields: dict[str, Any], 
 
 
 def test_enrol_approve_execute_export_and_verify_offline(live: Live, page: Page) -> None:
-    """A high-risk refund approved with the passkey runs once and verifies down to the device."""
+    """A high-risk refund approved with the passkey runs once; offline, the device's signature
+    verifies, but a demo sign-in vouches for no enrolment: that, and only that, fails."""
     enrol(page, live)
     [passkey] = live.state.gate.passkeys(APPROVER)
     proposal = high_risk(live)
@@ -138,8 +140,16 @@ def test_enrol_approve_execute_export_and_verify_offline(live: Live, page: Page)
     assert proof is not None
     bundle = json.loads(json.dumps(live.state.gate.export_bundle("acme")))
     report = verify_bundle(bundle, PublicKeys(proof.keys.public_jwks()))
-    assert report.ok, report.findings
-    assert report.device_signatures >= 1
+    assert {f.code for f in report.findings} == {"device_enrolment_unvouched"}, report.findings
+    assert all("no identity provider's evidence" in f.message for f in report.findings)
+    [registered] = [
+        e.payload()
+        for e in live.state.gate.audit_events(AUDITOR)
+        if e.kind == "passkey.registered" and e.payload()["credential_id"] == passkey.credential_id
+    ]
+    # Asked for (attestation "direct") and kept: the virtual authenticator gives "packed".
+    assert registered["attestation"]["fmt"] == "packed"
+    assert "evidence" not in registered
 
 
 def test_assertions_for_another_proposal_replayed_or_from_another_origin_are_refused(

@@ -1,11 +1,13 @@
 """Device-signed approvals: the dynamic-linking challenge and offline re-verification.
 
 The challenge a person's authenticator signs is
-``sha256(JCS({proposal_id, version, args_digest, decision, nonce}))``, so the
-assertion is specific to exactly one decision on one operation (PSD2 dynamic
-linking). The server checks the ceremony with py_webauthn; this module
-re-checks a stored assertion with ``cryptography`` alone, so a third party
-needs no WebAuthn server library: WebAuthn §7.2 steps that do not depend on
+``sha256(JCS({proposal_id, version, args_digest, decision, nonce, subject,
+tenant}))``, so the assertion is specific to exactly one decision by one
+person on one operation (PSD2 dynamic linking): it cannot be recorded as
+another person's approval, even one whose passkey has the same key. The
+server checks the ceremony with py_webauthn; this module re-checks a stored
+assertion with ``cryptography`` alone, so a third party needs no WebAuthn
+server library: WebAuthn §7.2 steps that do not depend on
 server state (type, challenge, origin, RP ID hash, UP/UV flags, signature).
 """
 
@@ -38,7 +40,14 @@ class DeviceCheckFailed(Exception):
 
 
 def device_challenge(
-    *, proposal_id: str, version: int, args_digest: str, decision: str, nonce: str
+    *,
+    proposal_id: str,
+    version: int,
+    args_digest: str,
+    decision: str,
+    nonce: str,
+    subject: str,
+    tenant: str,
 ) -> bytes:
     document = {
         "proposal_id": proposal_id,
@@ -46,6 +55,8 @@ def device_challenge(
         "args_digest": args_digest,
         "decision": decision,
         "nonce": nonce,
+        "subject": subject,
+        "tenant": tenant,
     }
     return hashlib.sha256(canonical_json(document)).digest()
 
@@ -57,6 +68,8 @@ def verify_device_assertion(
     version: int,
     args_digest: str,
     decision: str,
+    subject: str,
+    tenant: str,
     require_user_verification: bool = True,
 ) -> int:
     """Re-verify a stored assertion for this decision; returns its sign counter."""
@@ -69,6 +82,8 @@ def verify_device_assertion(
         args_digest=args_digest,
         decision=decision,
         nonce=str(assertion["nonce"]),
+        subject=subject,
+        tenant=tenant,
     )
     raw_client_data = b64url_decode(str(assertion["client_data_json"]))
     _check_client_data(raw_client_data, expected, str(assertion["origin"]))

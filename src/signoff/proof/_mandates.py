@@ -118,6 +118,8 @@ def _device_ok(
             version=int(device.get("version", 0)),
             args_digest=str(m.data.get("digest")),
             decision="approve",
+            subject=str(event.actor),
+            tenant=event.tenant,
         )
     except (DeviceCheckFailed, AttributeError, TypeError, ValueError) as exc:
         report.fail("device_signature_invalid", f"{where}: {exc}")

@@ -68,7 +68,7 @@ def verify_bundle(
     tree, prev = _start(bundle, checkpoints, report)
     _walk(bundle, tree, prev, checkpoints, mine, report)
     _coverage(bundle, checkpoints, trust, allow_uncovered, report)
-    check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events))
+    check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events), trust=trust)
     check_mandates(bundle.events, report)
     report.proven = proven_executions(bundle.events)
     check_expected(expect, report)

@@ -4,9 +4,9 @@ Relying party: the host of ``SIGNOFF_PUBLIC_URL`` when it is set, else (demo,
 development) the host the page was requested on. Challenges need no server
 storage: a registration challenge is an HMAC of the session id and a random
 value; an approval's challenge is ``signoff.proof.device_challenge`` over the
-proposal id, version, digest, decision and a nonce whose HMAC binds it to the
-session and the proposal version. The gate verifies the assertion again and
-advances the sign counter; this module checks origin, RP ID and UV.
+proposal id, version, digest, decision, the approver (subject and tenant) and
+a nonce whose HMAC binds it to the session and the proposal version. The gate
+verifies the assertion again and advances the sign counter; this module checks origin, RP ID and UV.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from webauthn.helpers import (
 )
 from webauthn.helpers.exceptions import WebAuthnException
 from webauthn.helpers.structs import (
+    AttestationConveyancePreference,
+    AttestationFormat,
     AuthenticatorSelectionCriteria,
     PublicKeyCredentialDescriptor,
     ResidentKeyRequirement,
@@ -87,6 +89,8 @@ class Ceremonies:
             user_name=f"{principal.subject} ({principal.tenant})",
             user_id=user[:16],
             challenge=self._registration_challenge(session, salt),
+            # Kept as the enrolment's evidence when the authenticator offers one.
+            attestation=AttestationConveyancePreference.DIRECT,
             authenticator_selection=AuthenticatorSelectionCriteria(
                 resident_key=ResidentKeyRequirement.PREFERRED,
                 user_verification=UserVerificationRequirement.REQUIRED,
@@ -104,7 +108,8 @@ class Ceremonies:
     def verify_registration(
         self, rp: RelyingParty, session: WebSession, salt: str, credential: str
     ) -> dict[str, Any]:
-        """The passkey to keep: id, COSE key (py_webauthn), JWK (offline verifiers), counter."""
+        """The passkey to keep: id, COSE key (py_webauthn), JWK (offline verifiers), counter,
+        and the attestation (with the client data it signs) when the authenticator gave one."""
         try:
             verified = verify_registration_response(
                 credential=credential,
@@ -115,11 +120,20 @@ class Ceremonies:
             )
         except (WebAuthnException, ValueError, KeyError) as exc:
             raise InvalidRequest(f"the passkey registration did not verify: {exc}") from None
+        attestation = None
+        fmt = str(getattr(verified.fmt, "value", verified.fmt))  # py_webauthn may give a str
+        if fmt != AttestationFormat.NONE.value:
+            attestation = {
+                "fmt": fmt,
+                "attestation_object": bytes_to_base64url(verified.attestation_object),
+                "client_data_json": json.loads(credential)["response"]["clientDataJSON"],
+            }
         return {
             "credential_id": bytes_to_base64url(verified.credential_id),
             "public_key": bytes_to_base64url(verified.credential_public_key),
             "public_jwk": jwk_of(verified.credential_public_key),
             "sign_count": verified.sign_count,
+            "attestation": attestation,
         }
 
     def nonce(self, session: WebSession, proposal: Proposal) -> str:
@@ -128,12 +142,17 @@ class Ceremonies:
         return f"{salt}.{mac}"
 
     def approval_options(
-        self, rp: RelyingParty, proposal: Proposal, nonce: str, passkeys: list[PasskeyRecord]
+        self,
+        rp: RelyingParty,
+        principal: Principal,
+        proposal: Proposal,
+        nonce: str,
+        passkeys: list[PasskeyRecord],
     ) -> str:
         """Options for ``navigator.credentials.get`` whose challenge is this decision's."""
         options = generate_authentication_options(
             rp_id=rp.rp_id,
-            challenge=_challenge(proposal, proposal.version, nonce),
+            challenge=_challenge(principal, proposal, proposal.version, nonce),
             allow_credentials=[
                 PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id))
                 for p in passkeys
@@ -146,6 +165,7 @@ class Ceremonies:
         self,
         rp: RelyingParty,
         session: WebSession,
+        principal: Principal,
         proposal: Proposal,
         version: int,
         nonce: str,
@@ -160,7 +180,7 @@ class Ceremonies:
         try:
             verify_authentication_response(
                 credential=credential,
-                expected_challenge=_challenge(proposal, version, nonce),
+                expected_challenge=_challenge(principal, proposal, version, nonce),
                 expected_rp_id=rp.rp_id,
                 expected_origin=rp.origin,
                 credential_public_key=base64url_to_bytes(passkey.public_key),
@@ -181,13 +201,15 @@ class Ceremonies:
         }
 
 
-def _challenge(proposal: Proposal, version: int, nonce: str) -> bytes:
+def _challenge(principal: Principal, proposal: Proposal, version: int, nonce: str) -> bytes:
     return device_challenge(
         proposal_id=proposal.proposal_id,
         version=version,
         args_digest=proposal.args_digest,
         decision="approve",
         nonce=nonce,
+        subject=principal.subject,
+        tenant=principal.tenant,
     )
 
 

@@ -62,7 +62,7 @@ export function deviceEvidence(context: ApprovalContext): boolean {
     return false;
   }
   const device = parseDevice(data["device"]);
-  const refusal = typeof device === "string" ? device : deviceRefusal(device, subjectId, context.digest);
+  const refusal = typeof device === "string" ? device : deviceRefusal(device, subjectId, context.digest, { subject: String(approval.actor), tenant: approval.tenant });
   if (typeof device === "string" || refusal !== null) {
     findings.add("device_signature_invalid", `${where}: the device assertion does not verify: ${refusal}`, at);
     return false;
