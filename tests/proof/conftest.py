@@ -172,13 +172,23 @@ class SoftAuthenticator:
         rp_id: str = RP_ID,
         origin: str = ORIGIN_URL,
         flags: int = 0x05,
+        payment: dict[str, Any] | None = None,
     ) -> tuple[bytes, bytes, bytes]:
+        """An assertion; with ``payment`` (what the browser's dialog showed: ``payeeName``
+        and ``total``) a Secure Payment Confirmation one, as Chromium writes it."""
         self.counter += 1
         auth = hashlib.sha256(rp_id.encode()).digest() + bytes([flags])
         auth += self.counter.to_bytes(4, "big")
-        client = json.dumps(
-            {"type": "webauthn.get", "challenge": b64url(challenge), "origin": origin}
-        ).encode()
+        data: dict[str, Any] = {
+            "type": "webauthn.get", "challenge": b64url(challenge), "origin": origin,
+        }  # fmt: skip
+        if payment is not None:
+            instrument = {"displayName": "signoff approval", "icon": f"{origin}/icon.svg"}
+            data["type"] = "payment.get"
+            data["payment"] = {
+                "rpId": rp_id, "topOrigin": origin, "instrument": instrument, **payment,
+            }  # fmt: skip
+        client = json.dumps(data).encode()
         signature = self.key.sign(auth + hashlib.sha256(client).digest(), ec.ECDSA(hashes.SHA256()))
         return auth, client, signature
 

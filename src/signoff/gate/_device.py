@@ -63,6 +63,12 @@ def check_device(
         "public_key": json.loads(record.public_jwk),
         "version": decision.expected_version,
     }
+    from signoff.proof._spc import is_payment_confirmation
+
+    if is_payment_confirmation(str(assertion.get("client_data_json", ""))):
+        # Secure Payment Confirmation: offline verifiers check what the browser showed
+        # against this preview, whose digest proposal.created recorded.
+        assertion["preview"] = proposal.preview.to_dict()
     counter = _verify(assertion, principal, proposal, decision)
     return DeviceApproval(assertion, _counter_move(record, counter, proposal))
 
@@ -71,6 +77,7 @@ def _verify(
     assertion: dict[str, Any], principal: Principal, proposal: Proposal, decision: Decision
 ) -> int:
     from signoff.proof import DeviceCheckFailed, verify_device_assertion
+    from signoff.proof._spc import preview_digest
 
     try:
         return verify_device_assertion(
@@ -81,6 +88,7 @@ def _verify(
             decision=decision.kind.value,
             subject=principal.subject,
             tenant=principal.tenant,
+            preview_digest=preview_digest(proposal.preview.to_dict()),
         )
     except DeviceCheckFailed as exc:
         raise DeviceSignatureInvalid(str(exc), proposal_id=proposal.proposal_id) from None

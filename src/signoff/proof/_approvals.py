@@ -33,6 +33,7 @@ class _Proposal:
     pid: str
     policy: dict[str, Any]
     digest: str | None
+    preview_digest: str | None = None
     approvals: list[AuditEvent] = field(default_factory=list)
     executed: list[AuditEvent] = field(default_factory=list)
     requester: str | None = None
@@ -53,7 +54,9 @@ def check_proposals(
         pid = event.proposal_id
         data = payload_of(event)
         if event.kind == "proposal.created" and pid is not None:
-            proposals[pid] = _Proposal(pid, dict(data.get("policy") or {}), data.get("args_digest"))
+            policy = dict(data.get("policy") or {})
+            shown = data.get("preview_digest")
+            proposals[pid] = _Proposal(pid, policy, data.get("args_digest"), shown)
             continue
         proposal = proposals.get(pid or "")
         if proposal is None:
@@ -140,6 +143,7 @@ def _check_devices(p: _Proposal, report: Report, where: str, passkeys: Enrolment
                 decision="approve",
                 subject=str(event.actor),
                 tenant=event.tenant,
+                preview_digest=p.preview_digest,
             )
         except (DeviceCheckFailed, AttributeError, TypeError, ValueError) as exc:
             report.fail("device_signature_invalid", f"{where}: #{event.seq}: {exc}")

@@ -26,7 +26,7 @@ from signoff.web._forms import posted_form
 from signoff.web._refusals import refusal_page
 from signoff.web._session import WebSession
 from signoff.web._ui import PREFIX, Ui, signed_in
-from signoff.web._webauthn import RelyingParty
+from signoff.web._webauthn import RelyingParty, payment_request
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 MAX_CREDENTIAL = 16_384
@@ -93,10 +93,10 @@ def device_context(
     if not enrolled or ui.ceremonies is None:
         return {"device": {"rule": rule, "options": None}}
     nonce = ui.ceremonies.nonce(session, proposal)
-    options = ui.ceremonies.approval_options(
-        relying_party(ui, request), principal, proposal, nonce, enrolled
-    )
-    return {"device": {"rule": rule, "options": options, "nonce": nonce}}
+    rp = relying_party(ui, request)
+    options = ui.ceremonies.approval_options(rp, principal, proposal, nonce, enrolled)
+    payment = payment_request(rp, proposal)
+    return {"device": {"rule": rule, "options": options, "nonce": nonce, "payment": payment}}
 
 
 def signed_decision(

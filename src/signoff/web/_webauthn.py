@@ -47,7 +47,8 @@ from webauthn.helpers.structs import (
 
 from signoff._model import Principal, Proposal
 from signoff.exceptions import DeviceSignatureInvalid, InvalidRequest
-from signoff.proof import device_challenge
+from signoff.proof import DeviceCheckFailed, device_challenge, verify_device_assertion
+from signoff.proof._spc import is_payment_confirmation, preview_digest, spc_display
 from signoff.store._sql import PasskeyRecord
 from signoff.web._session import WebSession, derive_key
 
@@ -177,6 +178,10 @@ class Ceremonies:
         expected = self._mac(session.sid, proposal.proposal_id, str(version), salt)
         if not hmac.compare_digest(mac, expected):
             raise DeviceSignatureInvalid("this approval's nonce was not issued to this page")
+        response = _response_of(credential)
+        if is_payment_confirmation(str(response.get("clientDataJSON", ""))):
+            _verify_payment(rp, principal, proposal, version, nonce, response, passkey)
+            return _device(passkey, response, nonce, rp)
         try:
             verify_authentication_response(
                 credential=credential,
@@ -189,16 +194,79 @@ class Ceremonies:
             )
         except (WebAuthnException, ValueError, KeyError) as exc:
             raise DeviceSignatureInvalid(f"the passkey's signature did not verify: {exc}") from None
+        return _device(passkey, response, nonce, rp)
+
+
+def _response_of(credential: str) -> dict[str, Any]:
+    try:
         response = json.loads(credential)["response"]
-        return {
-            "credential_id": passkey.credential_id,
-            "authenticator_data": response["authenticatorData"],
-            "client_data_json": response["clientDataJSON"],
-            "signature": response["signature"],
-            "nonce": nonce,
-            "rp_id": rp.rp_id,
-            "origin": rp.origin,
-        }
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise DeviceSignatureInvalid("the passkey's answer is malformed; approve again") from None
+    if not isinstance(response, dict):
+        raise DeviceSignatureInvalid("the passkey's answer is malformed; approve again")
+    return response
+
+
+def _device(
+    passkey: PasskeyRecord, response: dict[str, Any], nonce: str, rp: RelyingParty
+) -> dict[str, Any]:
+    return {
+        "credential_id": passkey.credential_id,
+        "authenticator_data": response.get("authenticatorData"),
+        "client_data_json": response.get("clientDataJSON"),
+        "signature": response.get("signature"),
+        "nonce": nonce,
+        "rp_id": rp.rp_id,
+        "origin": rp.origin,
+    }
+
+
+def _verify_payment(
+    rp: RelyingParty,
+    principal: Principal,
+    proposal: Proposal,
+    version: int,
+    nonce: str,
+    response: dict[str, Any],
+    passkey: PasskeyRecord,
+) -> None:
+    """A Secure Payment Confirmation assertion (``payment.get``), which py_webauthn's
+    ``verify_authentication_response`` refuses by its type: the same WebAuthn §7.2 checks
+    with ``cryptography`` (``signoff.proof``), and what the browser showed must be the
+    proposal's payee and amount. The gate checks it again and moves the sign counter."""
+    preview = proposal.preview.to_dict()
+    assertion = {
+        **_device(passkey, response, nonce, rp),
+        "public_key": json.loads(passkey.public_jwk),
+        "preview": preview,
+    }
+    try:
+        verify_device_assertion(
+            assertion,
+            proposal_id=proposal.proposal_id,
+            version=version,
+            args_digest=proposal.args_digest,
+            decision="approve",
+            subject=principal.subject,
+            tenant=principal.tenant,
+            preview_digest=preview_digest(preview),
+        )
+    except DeviceCheckFailed as exc:
+        raise DeviceSignatureInvalid(f"the payment confirmation did not verify: {exc}") from None
+
+
+def payment_request(rp: RelyingParty, proposal: Proposal) -> str | None:
+    """What ``passkey.js`` asks the browser's Secure Payment Confirmation dialog to show
+    (JSON), or None when the proposal moves no money (WebAuthn then, as for any other)."""
+    shown = spc_display(proposal.preview.to_dict())
+    if shown is None:
+        return None
+    instrument = {
+        "displayName": f"signoff · {proposal.tool}",
+        "icon": f"{rp.origin}/ui/static/icon.svg",
+        "iconMustBeShown": False,
+    }
+    return json.dumps({**shown, "rpId": rp.rp_id, "instrument": instrument})
 
 
 def _challenge(principal: Principal, proposal: Proposal, version: int, nonce: str) -> bytes:
