@@ -69,7 +69,7 @@ def verify_bundle(
     _walk(bundle, tree, prev, checkpoints, mine, report)
     _coverage(bundle, checkpoints, trust, allow_uncovered, report)
     check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events), trust=trust)
-    check_mandates(bundle.events, report)
+    check_mandates(bundle.events, report, trust=trust)
     report.proven = proven_executions(bundle.events)
     check_expected(expect, report)
     return report
