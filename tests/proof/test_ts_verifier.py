@@ -49,6 +49,7 @@ from tests.proof.conftest import (
     TENANT,
     Log,
     SoftAuthenticator,
+    SoftIdp,
     refund_flow,
     rehash,
     signed_checkpoints,
@@ -394,6 +395,31 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
     missing = Log()
     refund_flow(missing, "prp_d", policy=device_policy)
     assert same(bundle_of(missing.events)) == {"device_signature_missing"}
+    # Issue 22: only an enrolment a trusted identity provider vouched for counts.
+    unvouched = Log()
+    unvouched.add(
+        "passkey.registered",
+        {"credential_id": authenticator.credential_id, "public_key": authenticator.public_jwk()},
+        actor="alice",
+    )
+    refund_flow(
+        unvouched, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
+    )
+    assert same(bundle_of(unvouched.events)) == {"device_enrolment_unvouched"}
+    untrusted = Log()
+    untrusted.enrol(authenticator, idp=SoftIdp())  # a provider key the trust file lacks
+    refund_flow(
+        untrusted, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
+    )
+    assert same(bundle_of(untrusted.events)) == {"device_enrolment_unvouched"}
+    for_bob = Log()
+    for_bob.enrol(authenticator, actor="bob")  # vouched, but for bob, while alice approved
+    refund_flow(
+        for_bob, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
+    )
+    assert same(bundle_of(for_bob.events)) == {"device_enrolment_unvouched"}
+    no_idp = TrustRoot(PublicKeys(keys.public_jwks()))
+    assert same(good, no_idp) == {"device_enrolment_unvouched"}
 
     assert "executed_without_approval" in same(
         bundle_of(rehash([e for e in log.events if e.kind != "decision.approved"]))
