@@ -27,14 +27,16 @@ type proposal struct {
 	requester *string
 }
 
-func checkProposals(events []event, r *report) {
+func checkProposals(events []event, providers []map[string]interface{}, r *report) {
 	proposals := map[string]*proposal{}
 	var order []string
 	passkeys := map[[2]string]interface{}{}
+	enrolments := map[[2]string]event{}
 	for _, e := range events {
 		data := payload(e)
 		if e.Kind == "passkey.registered" && e.Actor != nil {
 			passkeys[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = data["public_key"]
+			enrolments[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = e
 		}
 		if e.ProposalID == nil {
 			continue
@@ -69,11 +71,25 @@ func checkProposals(events []event, r *report) {
 		}
 	}
 	for _, pid := range order {
-		checkOne(proposals[pid], passkeys, r)
+		checkOne(proposals[pid], passkeys, vouching{enrolments, providers}, r)
 	}
 }
 
-func checkOne(p *proposal, passkeys map[[2]string]interface{}, r *report) {
+// vouching is what judges an enrolment: the passkey.registered events and the trusted providers.
+type vouching struct {
+	enrolments map[[2]string]event
+	providers  []map[string]interface{}
+}
+
+func (v vouching) refusal(pair [2]string) string {
+	e, ok := v.enrolments[pair]
+	if !ok {
+		return "the passkey's enrolment is not in this range"
+	}
+	return enrolmentRefusal(e, v.providers)
+}
+
+func checkOne(p *proposal, passkeys map[[2]string]interface{}, vouched vouching, r *report) {
 	where := "proposal " + p.id
 	for _, e := range p.approvals {
 		if payload(e)["args_digest"] != p.digest {
@@ -122,7 +138,7 @@ func checkOne(p *proposal, passkeys map[[2]string]interface{}, r *report) {
 	if len(p.executed) > 0 && !complete(p, steps, hasRole, role, confirms) {
 		r.fail("executed_without_approval", "%s: executed before its policy was met", where)
 	}
-	checkDevices(p, passkeys, where, r)
+	checkDevices(p, passkeys, vouched, where, r)
 }
 
 func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role string, confirms bool) bool {
@@ -141,7 +157,7 @@ func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role 
 	return int64(len(steps["role:"+role])) >= needed
 }
 
-func checkDevices(p *proposal, passkeys map[[2]string]interface{}, where string, r *report) {
+func checkDevices(p *proposal, passkeys map[[2]string]interface{}, vouched vouching, where string, r *report) {
 	required := p.policy["device"] == "required"
 	for _, e := range p.approvals {
 		device, _ := payload(e)["device"].(map[string]interface{})
@@ -155,11 +171,11 @@ func checkDevices(p *proposal, passkeys map[[2]string]interface{}, where string,
 			r.fail("device_signature_invalid", "%s: #%d: %v", where, e.Seq, err)
 			continue
 		}
-		enrolled, ok := passkeys[[2]string{str(nullable(e.Actor)), fmt.Sprint(device["credential_id"])}]
-		if !ok {
-			r.notes = append(r.notes, fmt.Sprintf("%s: #%d: passkey enrolment not in this range", where, e.Seq))
-		} else if !reflect.DeepEqual(enrolled, device["public_key"]) {
+		pair := [2]string{str(nullable(e.Actor)), fmt.Sprint(device["credential_id"])}
+		if enrolled, ok := passkeys[pair]; ok && !reflect.DeepEqual(enrolled, device["public_key"]) {
 			r.fail("device_key_unknown", "%s: #%d used a key never enrolled", where, e.Seq)
+		} else if why := vouched.refusal(pair); why != "" {
+			r.fail("device_enrolment_unvouched", "%s: #%d: %s", where, e.Seq, why)
 		}
 	}
 }
