@@ -29,6 +29,7 @@ from signoff.proof._device import device_challenge
 from signoff.proof._events import leaf_of
 from signoff.proof._keys import b64url, b64url_decode
 from signoff.proof._merkle import CompactTree
+from signoff.proof._spc import preview_digest, spc_display
 
 LOG = "signoff.test"
 TENANT = "acme"
@@ -126,14 +127,17 @@ def refund_flow(
     executed: str | None = None,
     policy: dict[str, Any] | None = None,
     device: dict[str, Any] | None = None,
+    preview: dict[str, Any] | None = None,
 ) -> None:
-    """proposal.created → decision.approved → token.issued/consumed → execution.succeeded."""
-    log.add(
-        "proposal.created",
-        {"tool": "refund_order", "tool_version": "1", "args_digest": digest,
-         "resource_id": "ord_1001", "state_version": "v1", "policy": policy or POLICY},
-        proposal_id=pid, actor="agent:bot for u_42",
-    )  # fmt: skip
+    """proposal.created → decision.approved → token.issued/consumed → execution.succeeded;
+    with ``preview``, the proposal records its digest (``preview_digest``)."""
+    created = {
+        "tool": "refund_order", "tool_version": "1", "args_digest": digest,
+        "resource_id": "ord_1001", "state_version": "v1", "policy": policy or POLICY,
+    }  # fmt: skip
+    if preview is not None:
+        created["preview_digest"] = preview_digest(preview)
+    log.add("proposal.created", created, proposal_id=pid, actor="agent:bot for u_42")
     decision: dict[str, Any] = {"step": "role:refund_approver", "args_digest": digest}
     if device is not None:
         decision["device"] = device
@@ -289,3 +293,27 @@ def trusting(trust: TrustRoot | PublicKeys, idp: SoftIdp) -> TrustRoot:
 
 IDP = SoftIdp()
 """The identity provider the hand-built logs' enrolments come from (``Log.enrol``)."""
+
+
+REFUND_PREVIEW = {
+    "title": "Refund ¥1,000.00 on order ord_1001",
+    "description": "Refund part or all of a paid order.",
+    "fields": [
+        {"name": "order_id", "label": "Order", "machine_value": "ord_1001",
+         "display_value": "ord_1001"},
+        {"name": "amount_minor", "label": "Amount", "machine_value": 100_000,
+         "display_value": "¥1,000.00", "unit": "fen (1/100 CNY)", "currency": "CNY"},
+    ],
+    "impact": "", "reversibility": "Irreversible.", "external_reach": "", "facts": [],
+}  # fmt: skip
+"""A money-moving preview, for hand-built Secure Payment Confirmation approvals."""
+
+
+def spc_approval(
+    device: SoftAuthenticator, pid: str, digest: str, *, shown: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``device``'s SPC assertion for ``pid``: the browser showed ``shown`` (default: what the
+    preview displays), and the gate kept the preview with it."""
+    expected = spc_display(REFUND_PREVIEW)
+    assertion = device.approval(pid, digest, payment=shown or expected)
+    return {**assertion, "preview": REFUND_PREVIEW}

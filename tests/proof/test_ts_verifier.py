@@ -46,6 +46,7 @@ from tests.proof.conftest import (
     IDP,
     ORIGIN,
     POLICY,
+    REFUND_PREVIEW,
     TENANT,
     Log,
     SoftAuthenticator,
@@ -53,6 +54,7 @@ from tests.proof.conftest import (
     refund_flow,
     rehash,
     signed_checkpoints,
+    spc_approval,
     trusting,
 )
 from tests.proof.test_mandate_bundle import _forge_write, _mandate, _write
@@ -420,6 +422,19 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
     assert same(bundle_of(for_bob.events)) == {"device_enrolment_unvouched"}
     no_idp = TrustRoot(PublicKeys(keys.public_jwks()))
     assert same(good, no_idp) == {"device_enrolment_unvouched"}
+    # Secure Payment Confirmation: the dialog showed the preview's payee and amount, or not.
+    for shown, expected in (
+        (None, set()),
+        ({"payeeName": REFUND_PREVIEW["title"], "total": {"currency": "CNY", "value": "100.00"}},
+         {"device_signature_invalid"}),
+    ):  # fmt: skip
+        spc = Log()
+        spc.enrol(authenticator)
+        refund_flow(
+            spc, "prp_s", policy=device_policy, preview=REFUND_PREVIEW,
+            device=spc_approval(authenticator, "prp_s", "d" * 64, shown=shown),
+        )  # fmt: skip
+        assert same(bundle_of(spc.events)) == expected
 
     assert "executed_without_approval" in same(
         bundle_of(rehash([e for e in log.events if e.kind != "decision.approved"]))

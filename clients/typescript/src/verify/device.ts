@@ -7,6 +7,7 @@ import { constants, createPublicKey, verify, type KeyObject } from "node:crypto"
 
 import { concat, equalBytes, fromBase64url, sha256, toBase64url, utf8 } from "./bytes.js";
 import { jcs } from "./jcs.js";
+import { paymentRefusal } from "./spc.js";
 
 export interface DeviceAssertion {
   credential_id: string;
@@ -47,7 +48,7 @@ export function deviceChallenge(proposalId: string, argsDigest: string, nonce: s
 }
 
 /** Null when the assertion verifies for this proposal, digest and approver, else the reason it does not. */
-export function deviceRefusal(device: DeviceAssertion, proposalId: string, argsDigest: string, approver: Approver): string | null {
+export function deviceRefusal(device: DeviceAssertion, proposalId: string, argsDigest: string, approver: Approver, previewDigest: string | null = null): string | null {
   const challenge = deviceChallenge(proposalId, argsDigest, device.nonce, device.version, approver);
   const clientDataBytes = fromBase64url(device.client_data_json);
   const authenticatorData = fromBase64url(device.authenticator_data);
@@ -60,9 +61,13 @@ export function deviceRefusal(device: DeviceAssertion, proposalId: string, argsD
     return "client_data_json is not JSON";
   }
   const c = (typeof clientData === "object" && clientData !== null ? clientData : {}) as Record<string, unknown>;
-  if (c["type"] !== "webauthn.get") return `the client data's type is ${JSON.stringify(c["type"])}, not webauthn.get`;
+  if (c["type"] !== "webauthn.get" && c["type"] !== "payment.get") return `the client data's type is ${JSON.stringify(c["type"])}, not webauthn.get`;
   if (c["challenge"] !== toBase64url(challenge)) return "the assertion was made over another challenge (another proposal, digest, version, nonce or approver)";
   if (c["origin"] !== device.origin) return `the client data names the origin ${JSON.stringify(c["origin"])}, not ${JSON.stringify(device.origin)}`;
+  if (c["type"] === "payment.get") {
+    const shown = paymentRefusal(c, (device as unknown as Record<string, unknown>)["preview"], previewDigest);
+    if (shown !== null) return shown;
+  }
   if (authenticatorData.length < 37) return "the authenticator data is shorter than 37 bytes";
   if (!equalBytes(authenticatorData.subarray(0, 32), sha256(utf8(device.rp_id)))) return `the authenticator data is not for the RP ID ${device.rp_id}`;
   const flags = authenticatorData[32] as number;

@@ -24,6 +24,8 @@ export interface ApprovalContext {
   /** The proposal (or mandate) the approval decided, and its digest: what the evidence must bind. */
   subjectId: string;
   digest: string;
+  /** The `preview_digest` `proposal.created` recorded: what a payment confirmation's preview must have. */
+  previewDigest?: string | null;
   policy: Policy;
   approval: AuditEvent;
   /** The approval's parsed `data`. */
@@ -74,7 +76,7 @@ export function deviceEvidence(context: ApprovalContext): boolean {
     return false;
   }
   const device = parseDevice(data["device"]);
-  const refusal = typeof device === "string" ? device : deviceRefusal(device, subjectId, context.digest, { subject: String(approval.actor), tenant: approval.tenant });
+  const refusal = typeof device === "string" ? device : deviceRefusal(device, subjectId, context.digest, { subject: String(approval.actor), tenant: approval.tenant }, context.previewDigest ?? null);
   if (typeof device === "string" || refusal !== null) {
     findings.add("device_signature_invalid", `${where}: the device assertion does not verify: ${refusal}`, at);
     return false;
@@ -221,7 +223,7 @@ function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: R
   const data = new Map(p.approvals.map((a) => [a, eventData(a)]));
   for (const approval of p.approvals) {
     for (const evidence of APPROVAL_EVIDENCE) {
-      evidence({ subjectId: p.id, digest: digest ?? "", policy, approval, data: data.get(approval) ?? {}, passkeys, enrolments, trust, findings, counts });
+      evidence({ subjectId: p.id, digest: digest ?? "", previewDigest: text(created["preview_digest"]), policy, approval, data: data.get(approval) ?? {}, passkeys, enrolments, trust, findings, counts });
     }
   }
 }
