@@ -19,12 +19,14 @@ import (
 )
 
 type proposal struct {
-	id        string
-	policy    map[string]interface{}
-	digest    interface{}
-	approvals []event
-	executed  []event
-	requester *string
+	id     string
+	policy map[string]interface{}
+	digest interface{}
+	// previewDigest is the preview_digest proposal.created recorded (what SPC must have shown).
+	previewDigest interface{}
+	approvals     []event
+	executed      []event
+	requester     *string
 }
 
 func checkProposals(events []event, providers []map[string]interface{}, r *report) {
@@ -50,7 +52,7 @@ func checkProposals(events []event, providers []map[string]interface{}, r *repor
 			if _, seen := proposals[pid]; !seen {
 				order = append(order, pid)
 			}
-			proposals[pid] = &proposal{id: pid, policy: policy, digest: data["args_digest"]}
+			proposals[pid] = &proposal{id: pid, policy: policy, digest: data["args_digest"], previewDigest: data["preview_digest"]}
 			continue
 		}
 		p := proposals[pid]
@@ -167,7 +169,7 @@ func checkDevices(p *proposal, passkeys map[[2]string]interface{}, vouched vouch
 			}
 			continue
 		}
-		if err := verifyAssertion(device, p.id, str(p.digest), str(nullable(e.Actor)), e.Tenant); err != nil {
+		if err := verifyAssertion(device, p.id, str(p.digest), str(nullable(e.Actor)), e.Tenant, p.previewDigest); err != nil {
 			r.fail("device_signature_invalid", "%s: #%d: %v", where, e.Seq, err)
 			continue
 		}
@@ -184,7 +186,7 @@ func b64url(v interface{}) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(str(v))
 }
 
-func verifyAssertion(d map[string]interface{}, proposalID, digest, subject, tenant string) error {
+func verifyAssertion(d map[string]interface{}, proposalID, digest, subject, tenant string, previewDigest interface{}) error {
 	for _, name := range []string{"credential_id", "public_key", "authenticator_data", "client_data_json", "signature", "nonce", "rp_id", "origin"} {
 		if d[name] == nil || d[name] == "" {
 			return fmt.Errorf("the assertion lacks %s", name)
@@ -207,7 +209,7 @@ func verifyAssertion(d map[string]interface{}, proposalID, digest, subject, tena
 	if json.Unmarshal(rawClient, &client) != nil {
 		return fmt.Errorf("clientDataJSON is not JSON")
 	}
-	if client["type"] != "webauthn.get" {
+	if client["type"] != "webauthn.get" && client["type"] != "payment.get" {
 		return fmt.Errorf("clientDataJSON is not from an assertion")
 	}
 	if client["challenge"] != base64.RawURLEncoding.EncodeToString(challenge[:]) {
@@ -215,6 +217,11 @@ func verifyAssertion(d map[string]interface{}, proposalID, digest, subject, tena
 	}
 	if client["origin"] != d["origin"] {
 		return fmt.Errorf("the device signed for origin %v", client["origin"])
+	}
+	if client["type"] == "payment.get" {
+		if err := paymentRefusal(client, d["preview"], previewDigest); err != nil {
+			return err
+		}
 	}
 	auth, err := b64url(d["authenticator_data"])
 	if err != nil || len(auth) < 37 {

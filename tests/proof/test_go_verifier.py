@@ -35,6 +35,7 @@ from tests.proof.conftest import (
     IDP,
     ORIGIN,
     POLICY,
+    REFUND_PREVIEW,
     TENANT,
     Log,
     SoftAuthenticator,
@@ -42,6 +43,7 @@ from tests.proof.conftest import (
     refund_flow,
     rehash,
     signed_checkpoints,
+    spc_approval,
     trusting,
 )
 
@@ -246,6 +248,19 @@ def test_the_go_verifier_checks_policies_devices_witnesses_and_key_windows(
         assert codes(output) == {"device_enrolment_unvouched"}, output
     status, output = go_verify(verifier, tmp_path, good, TrustRoot(PublicKeys(keys.public_jwks())))
     assert codes(output) == {"device_enrolment_unvouched"}, output
+    # Secure Payment Confirmation: the dialog showed the preview's payee and amount, or not.
+    cheaper = {"payeeName": REFUND_PREVIEW["title"], "total": {"currency": "CNY", "value": "1.00"}}
+    for shown, expected in ((None, set()), (cheaper, {"device_signature_invalid"})):
+        spc = Log()
+        spc.enrol(authenticator)
+        refund_flow(
+            spc, "prp_s", policy={**POLICY, "device": "required"}, preview=REFUND_PREVIEW,
+            device=spc_approval(authenticator, "prp_s", "d" * 64, shown=shown),
+        )  # fmt: skip
+        bundle = bundle_of(spc.events)
+        assert {f.code for f in verify_bundle(bundle, trust).findings} == expected
+        status, output = go_verify(verifier, tmp_path, bundle, trust)
+        assert codes(output) == expected, output
     unapproved = rehash([e for e in log.events if e.kind != "decision.approved"])
     status, output = go_verify(verifier, tmp_path, bundle_of(unapproved), trust)
     assert "executed_without_approval" in codes(output), output
