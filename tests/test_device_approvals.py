@@ -1,4 +1,5 @@
-"""Device-signed approvals at the gate: required when enrolled, bound to one decision, once."""
+"""Device-signed approvals at the gate: required when enrolled, bound to one decision and
+one approver, once; offline, only from an enrolment an identity provider vouched for."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 
 from signoff import Decision, DecisionKind, Principal, Proposal
 from signoff.exceptions import DeviceSignatureInvalid, DeviceSignatureRequired, InvalidState
-from signoff.proof import PublicKeys, verify_bundle
+from signoff.proof import PublicKeys, TrustRoot, verify_bundle
 from tests.conftest import AGENT, APPROVER, APPROVER_2, World, make_world
-from tests.proof.conftest import SoftAuthenticator
+from tests.proof.conftest import SoftAuthenticator, SoftIdp, trusting
 
 HIGH = {"order_id": "ord_9200", "amount_minor": 100_000}
 AUDITOR = Principal("dave", "acme", frozenset({"auditor"}))
@@ -28,20 +29,36 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 @pytest.fixture
-def device(world: World) -> SoftAuthenticator:
-    """alice's passkey, enrolled (as the page does after py_webauthn checked it)."""
-    return _enrol(world, APPROVER, SoftAuthenticator())
+def idp() -> SoftIdp:
+    return SoftIdp()
 
 
-def _enrol(world: World, who: Principal, device: SoftAuthenticator) -> SoftAuthenticator:
+@pytest.fixture
+def device(world: World, idp: SoftIdp) -> SoftAuthenticator:
+    """alice's passkey, enrolled after a fresh sign-in at her identity provider (as the
+    page does after py_webauthn checked it and the provider's ID token came back)."""
+    return _enrol(world, APPROVER, SoftAuthenticator(), idp)
+
+
+def _enrol(
+    world: World, who: Principal, device: SoftAuthenticator, idp: SoftIdp | None = None
+) -> SoftAuthenticator:
+    at = int(world.clock.now().timestamp())
     world.gate.register_passkey(
         who,
         credential_id=device.credential_id,
         public_key="(COSE key, used by py_webauthn on the page)",
         public_jwk=device.public_jwk(),
         sign_count=0,
+        evidence=None if idp is None else idp.evidence(device, subject=who.subject, at=at),
     )
     return device
+
+
+def _trust(world: World, idp: SoftIdp) -> TrustRoot:
+    proof = world.gate.proof
+    assert proof is not None
+    return trusting(PublicKeys(proof.keys.public_jwks()), idp)
 
 
 def _signed(device: SoftAuthenticator, proposal: Proposal, **kw: Any) -> Decision:
@@ -52,7 +69,7 @@ def _signed(device: SoftAuthenticator, proposal: Proposal, **kw: Any) -> Decisio
 
 
 def test_device_signed_approval_runs_and_verifies_offline(
-    world: World, device: SoftAuthenticator
+    world: World, device: SoftAuthenticator, idp: SoftIdp
 ) -> None:
     """alice's passkey signs the high-risk refund; it runs once; the bundle re-checks the device."""
     proposal = world.propose(**HIGH)
@@ -69,11 +86,81 @@ def test_device_signed_approval_runs_and_verifies_offline(
         if e.kind == "decision.approved"
     ]
     assert decision["device"]["credential_id"] == device.credential_id
-    proof = world.gate.proof
-    assert proof is not None
-    report = verify_bundle(world.gate.export_bundle("acme"), PublicKeys(proof.keys.public_jwks()))
+    report = verify_bundle(world.gate.export_bundle("acme"), _trust(world, idp))
     assert report.ok, report.findings
     assert report.device_signatures == 1
+
+
+def _run_device_approved(world: World, device: SoftAuthenticator) -> None:
+    proposal = world.propose(**HIGH)
+    result = world.gate.decide(
+        APPROVER, proposal.proposal_id, _signed(device, proposal), idempotency_key="d1"
+    )
+    assert result.confirmation_token is not None
+    world.gate.execute(AGENT, proposal.proposal_id, result.confirmation_token)
+    assert world.ledger_amounts() == [("ord_9200", 100_000)]
+
+
+def test_a_passkey_the_operator_enrolled_fails_offline(world: World, idp: SoftIdp) -> None:
+    """Issue 22: a passkey enrolled with no identity provider's evidence (the operator
+    enrolled a key for alice) signs a high-risk refund; the gate took it, but the offline
+    verifier fails it, even trusting alice's provider."""
+    device = _enrol(world, APPROVER, SoftAuthenticator())
+    _run_device_approved(world, device)
+    report = verify_bundle(world.gate.export_bundle("acme"), _trust(world, idp))
+    assert [f.code for f in report.findings] == ["device_enrolment_unvouched"]
+    assert report.device_signatures == 0
+
+
+def test_an_enrolment_token_from_another_provider_fails_offline(world: World, idp: SoftIdp) -> None:
+    """An ID token signed by a provider the verifier does not trust (the operator's own)
+    vouches for nothing; the trusted provider's keys are the only ones that count."""
+    device = _enrol(world, APPROVER, SoftAuthenticator(), SoftIdp())  # same issuer, other key
+    _run_device_approved(world, device)
+    report = verify_bundle(world.gate.export_bundle("acme"), _trust(world, idp))
+    [finding] = report.findings
+    assert finding.code == "device_enrolment_unvouched"
+    assert "does not verify" in finding.message
+
+
+def test_an_enrolment_token_for_another_credential_fails_offline(
+    world: World, idp: SoftIdp
+) -> None:
+    """alice's real ID token of another enrolment, copied onto a key the operator enrolled
+    for her: the token's nonce binds the other credential, so it vouches for nothing here."""
+    genuine, forged = SoftAuthenticator(), SoftAuthenticator()
+    at = int(world.clock.now().timestamp())
+    world.gate.register_passkey(
+        APPROVER,
+        credential_id=forged.credential_id,
+        public_key="(COSE key)",
+        public_jwk=forged.public_jwk(),
+        sign_count=0,
+        evidence=idp.evidence(genuine, at=at),
+    )
+    _run_device_approved(world, forged)
+    report = verify_bundle(world.gate.export_bundle("acme"), _trust(world, idp))
+    [finding] = report.findings
+    assert (finding.code, "nonce" in finding.message) == ("device_enrolment_unvouched", True)
+
+
+def test_an_assertion_replayed_for_another_approver_is_refused(
+    world: World, device: SoftAuthenticator, idp: SoftIdp
+) -> None:
+    """The challenge binds the approver: alice's assertion, posted as bob's decision with a
+    passkey of the same key enrolled for bob, does not verify (gate and offline)."""
+    twin = SoftAuthenticator()
+    twin.key, twin.credential_id = device.key, "bob-" + device.credential_id
+    _enrol(world, APPROVER_2, twin, idp)
+    proposal = world.propose(**HIGH)
+    alices = device.approval(proposal.proposal_id, proposal.args_digest)
+    alices["credential_id"] = twin.credential_id
+    for derived in ("public_key", "version"):
+        alices.pop(derived)
+    decision = Decision(DecisionKind.APPROVE, proposal.version, device=alices)
+    with pytest.raises(DeviceSignatureInvalid, match="another challenge"):
+        world.gate.decide(APPROVER_2, proposal.proposal_id, decision, idempotency_key="bob")
+    assert world.gate.proposal(AGENT, proposal.proposal_id).approvals == ()
 
 
 def test_an_enrolled_approver_must_use_the_passkey(world: World, device: SoftAuthenticator) -> None:
@@ -162,9 +249,12 @@ def test_enrolment_is_recorded_once_with_the_public_key(
     verifier checks device signatures against it); the same credential twice is refused."""
     [event] = [e for e in world.gate.audit_events(AUDITOR) if e.kind == "passkey.registered"]
     assert event.actor == "alice"
-    assert event.payload() | {"request_id": None} == {
+    recorded = event.payload()
+    assert recorded["evidence"]["kind"] == "idp"
+    assert recorded | {"request_id": None, "evidence": None} == {
         "credential_id": device.credential_id,
         "public_key": device.public_jwk(),
+        "evidence": None,
         "request_id": None,
     }
     [record] = world.gate.passkeys(APPROVER)

@@ -20,8 +20,9 @@ from signoff import Decision, DecisionKind, Proposal
 from signoff._canonical import args_digest
 from signoff.cli._main import cli
 from signoff.gate import _decide, _device
+from signoff.proof import PublicKeys
 from tests.conftest import AGENT, APPROVER, World, make_world
-from tests.proof.conftest import SoftAuthenticator
+from tests.proof.conftest import IDP, SoftAuthenticator, trusting
 
 HIGH = {"order_id": "ord_9200", "amount_minor": 100_000}
 
@@ -35,14 +36,16 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 def _verify_offline(world: World) -> tuple[int, str]:
-    """Export the tenant's bundle and its public keys to files; run the CLI verifier on them."""
+    """Export the tenant's bundle and a trust file (signoff's public keys and alice's
+    identity provider) to files; run the CLI verifier on them."""
     proof = world.gate.proof
     assert proof is not None
-    bundle, jwks = world.path / "bundle.json", world.path / "jwks.json"
+    bundle, trust = world.path / "bundle.json", world.path / "trust.json"
     bundle.write_text(json.dumps(world.gate.export_bundle("acme")))
-    jwks.write_text(json.dumps(proof.keys.public_jwks()))
+    root = trusting(PublicKeys(proof.keys.public_jwks()), IDP)
+    trust.write_text(json.dumps(root.to_document()))
     result = CliRunner().invoke(
-        cli, ["audit", "verify", "--bundle", str(bundle), "--jwks", str(jwks)]
+        cli, ["audit", "verify", "--bundle", str(bundle), "--trust", str(trust)]
     )
     return result.exit_code, result.output
 
@@ -54,6 +57,7 @@ def _enrol(world: World, device: SoftAuthenticator) -> None:
         public_key="(COSE key, used by py_webauthn on the page)",
         public_jwk=device.public_jwk(),
         sign_count=0,
+        evidence=IDP.evidence(device, at=int(world.clock.now().timestamp())),
     )
 
 
@@ -82,13 +86,32 @@ def test_an_honest_device_signed_refund_verifies(world: World) -> None:
     assert "1 executions checked, 1 device signatures verified" in output
 
 
+def test_a_passkey_the_operator_enrolled_fails_the_bundle(world: World) -> None:
+    """Issue 22: an operator enrolled a key "for alice" with no identity provider's evidence
+    and signed a high-risk refund with it; the gate took it, the bundle fails (exit 1)."""
+    device = SoftAuthenticator()
+    world.gate.register_passkey(
+        APPROVER,
+        credential_id=device.credential_id,
+        public_key="(COSE key)",
+        public_jwk=device.public_jwk(),
+        sign_count=0,
+    )
+    proposal = world.propose(**HIGH)
+    _approve_and_run(world, proposal, _device_decision(device, proposal))
+    code, output = _verify_offline(world)
+    assert code == 1, output
+    assert "BROKEN [device_enrolment_unvouched]" in output
+    assert "0 device signatures verified" in output
+
+
 def test_a_device_signature_that_does_not_verify_fails_the_bundle(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The server accepted an assertion another key signed (its check switched off): the
     refund ran, and the exported bundle says ``device_signature_invalid`` (exit 1)."""
     _enrol(world, SoftAuthenticator())
-    monkeypatch.setattr(_device, "_verify", lambda assertion, proposal, decision: 1)
+    monkeypatch.setattr(_device, "_verify", lambda assertion, principal, proposal, decision: 1)
     proposal = world.propose(**HIGH)
     impostor = SoftAuthenticator()  # alice's credential id, another private key
     _approve_and_run(world, proposal, _device_decision(impostor, proposal))

@@ -19,22 +19,26 @@ import (
 )
 
 type proposal struct {
-	id        string
-	policy    map[string]interface{}
-	digest    interface{}
-	approvals []event
-	executed  []event
-	requester *string
+	id     string
+	policy map[string]interface{}
+	digest interface{}
+	// previewDigest is the preview_digest proposal.created recorded (what SPC must have shown).
+	previewDigest interface{}
+	approvals     []event
+	executed      []event
+	requester     *string
 }
 
-func checkProposals(events []event, r *report) {
+func checkProposals(events []event, providers []map[string]interface{}, r *report) {
 	proposals := map[string]*proposal{}
 	var order []string
 	passkeys := map[[2]string]interface{}{}
+	enrolments := map[[2]string]event{}
 	for _, e := range events {
 		data := payload(e)
 		if e.Kind == "passkey.registered" && e.Actor != nil {
 			passkeys[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = data["public_key"]
+			enrolments[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = e
 		}
 		if e.ProposalID == nil {
 			continue
@@ -48,7 +52,7 @@ func checkProposals(events []event, r *report) {
 			if _, seen := proposals[pid]; !seen {
 				order = append(order, pid)
 			}
-			proposals[pid] = &proposal{id: pid, policy: policy, digest: data["args_digest"]}
+			proposals[pid] = &proposal{id: pid, policy: policy, digest: data["args_digest"], previewDigest: data["preview_digest"]}
 			continue
 		}
 		p := proposals[pid]
@@ -69,11 +73,25 @@ func checkProposals(events []event, r *report) {
 		}
 	}
 	for _, pid := range order {
-		checkOne(proposals[pid], passkeys, r)
+		checkOne(proposals[pid], passkeys, vouching{enrolments, providers}, r)
 	}
 }
 
-func checkOne(p *proposal, passkeys map[[2]string]interface{}, r *report) {
+// vouching is what judges an enrolment: the passkey.registered events and the trusted providers.
+type vouching struct {
+	enrolments map[[2]string]event
+	providers  []map[string]interface{}
+}
+
+func (v vouching) refusal(pair [2]string) string {
+	e, ok := v.enrolments[pair]
+	if !ok {
+		return "the passkey's enrolment is not in this range"
+	}
+	return enrolmentRefusal(e, v.providers)
+}
+
+func checkOne(p *proposal, passkeys map[[2]string]interface{}, vouched vouching, r *report) {
 	where := "proposal " + p.id
 	for _, e := range p.approvals {
 		if payload(e)["args_digest"] != p.digest {
@@ -122,7 +140,7 @@ func checkOne(p *proposal, passkeys map[[2]string]interface{}, r *report) {
 	if len(p.executed) > 0 && !complete(p, steps, hasRole, role, confirms) {
 		r.fail("executed_without_approval", "%s: executed before its policy was met", where)
 	}
-	checkDevices(p, passkeys, where, r)
+	checkDevices(p, passkeys, vouched, where, r)
 }
 
 func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role string, confirms bool) bool {
@@ -141,7 +159,7 @@ func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role 
 	return int64(len(steps["role:"+role])) >= needed
 }
 
-func checkDevices(p *proposal, passkeys map[[2]string]interface{}, where string, r *report) {
+func checkDevices(p *proposal, passkeys map[[2]string]interface{}, vouched vouching, where string, r *report) {
 	required := p.policy["device"] == "required"
 	for _, e := range p.approvals {
 		device, _ := payload(e)["device"].(map[string]interface{})
@@ -151,15 +169,15 @@ func checkDevices(p *proposal, passkeys map[[2]string]interface{}, where string,
 			}
 			continue
 		}
-		if err := verifyAssertion(device, p.id, str(p.digest)); err != nil {
+		if err := verifyAssertion(device, p.id, str(p.digest), str(nullable(e.Actor)), e.Tenant, p.previewDigest); err != nil {
 			r.fail("device_signature_invalid", "%s: #%d: %v", where, e.Seq, err)
 			continue
 		}
-		enrolled, ok := passkeys[[2]string{str(nullable(e.Actor)), fmt.Sprint(device["credential_id"])}]
-		if !ok {
-			r.notes = append(r.notes, fmt.Sprintf("%s: #%d: passkey enrolment not in this range", where, e.Seq))
-		} else if !reflect.DeepEqual(enrolled, device["public_key"]) {
+		pair := [2]string{str(nullable(e.Actor)), fmt.Sprint(device["credential_id"])}
+		if enrolled, ok := passkeys[pair]; ok && !reflect.DeepEqual(enrolled, device["public_key"]) {
 			r.fail("device_key_unknown", "%s: #%d used a key never enrolled", where, e.Seq)
+		} else if why := vouched.refusal(pair); why != "" {
+			r.fail("device_enrolment_unvouched", "%s: #%d: %s", where, e.Seq, why)
 		}
 	}
 }
@@ -168,7 +186,7 @@ func b64url(v interface{}) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(str(v))
 }
 
-func verifyAssertion(d map[string]interface{}, proposalID, digest string) error {
+func verifyAssertion(d map[string]interface{}, proposalID, digest, subject, tenant string, previewDigest interface{}) error {
 	for _, name := range []string{"credential_id", "public_key", "authenticator_data", "client_data_json", "signature", "nonce", "rp_id", "origin"} {
 		if d[name] == nil || d[name] == "" {
 			return fmt.Errorf("the assertion lacks %s", name)
@@ -180,7 +198,7 @@ func verifyAssertion(d map[string]interface{}, proposalID, digest string) error 
 	}
 	doc, _ := jcs(map[string]interface{}{
 		"proposal_id": proposalID, "version": version, "args_digest": digest,
-		"decision": "approve", "nonce": str(d["nonce"]),
+		"decision": "approve", "nonce": str(d["nonce"]), "subject": subject, "tenant": tenant,
 	})
 	challenge := sha256.Sum256(doc)
 	rawClient, err := b64url(d["client_data_json"])
@@ -191,7 +209,7 @@ func verifyAssertion(d map[string]interface{}, proposalID, digest string) error 
 	if json.Unmarshal(rawClient, &client) != nil {
 		return fmt.Errorf("clientDataJSON is not JSON")
 	}
-	if client["type"] != "webauthn.get" {
+	if client["type"] != "webauthn.get" && client["type"] != "payment.get" {
 		return fmt.Errorf("clientDataJSON is not from an assertion")
 	}
 	if client["challenge"] != base64.RawURLEncoding.EncodeToString(challenge[:]) {
@@ -199,6 +217,11 @@ func verifyAssertion(d map[string]interface{}, proposalID, digest string) error 
 	}
 	if client["origin"] != d["origin"] {
 		return fmt.Errorf("the device signed for origin %v", client["origin"])
+	}
+	if client["type"] == "payment.get" {
+		if err := paymentRefusal(client, d["preview"], previewDigest); err != nil {
+			return err
+		}
 	}
 	auth, err := b64url(d["authenticator_data"])
 	if err != nil || len(auth) < 37 {

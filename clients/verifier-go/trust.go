@@ -38,6 +38,7 @@ type trustRoot struct {
 	origins   map[string]bool
 	witnesses []cosigner
 	quorum    int
+	providers []map[string]interface{}
 }
 
 type trustFile struct {
@@ -47,8 +48,9 @@ type trustFile struct {
 	Logs   []struct {
 		Origin string `json:"origin"`
 	} `json:"logs"`
-	Witnesses     []witnessEntry `json:"witnesses"`
-	WitnessQuorum *int           `json:"witness_quorum"`
+	Witnesses         []witnessEntry           `json:"witnesses"`
+	WitnessQuorum     *int                     `json:"witness_quorum"`
+	IdentityProviders []map[string]interface{} `json:"identity_providers"`
 }
 
 func loadTrust(path string) (*trustRoot, error) {
@@ -60,7 +62,7 @@ func loadTrust(path string) (*trustRoot, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("%s is not JSON: %v", path, err)
 	}
-	t := &trustRoot{origins: map[string]bool{}}
+	t := &trustRoot{origins: map[string]bool{}, providers: f.IdentityProviders}
 	switch {
 	case f.Format == "signoff-trust/1" && f.JWKS != nil:
 		t.keys = f.JWKS.Keys

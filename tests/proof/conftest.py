@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import cbor2
+import jwt
 import pytest
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from signoff.audit._chain import GENESIS, AuditEvent, event_hash
-from signoff.proof import Checkpoint, KeySet, origin_for, sign_checkpoint
+from signoff.proof import (
+    Checkpoint,
+    KeySet,
+    PublicKeys,
+    TrustRoot,
+    enrolment_nonce,
+    origin_for,
+    sign_checkpoint,
+)
 from signoff.proof._device import device_challenge
 from signoff.proof._events import leaf_of
-from signoff.proof._keys import b64url
+from signoff.proof._keys import b64url, b64url_decode
 from signoff.proof._merkle import CompactTree
+from signoff.proof._spc import preview_digest, spc_display
 
 LOG = "signoff.test"
 TENANT = "acme"
@@ -68,6 +80,20 @@ class Log:
         self.events.append(event)
         return event
 
+    def enrol(
+        self, device: SoftAuthenticator, *, actor: str = "alice", idp: SoftIdp | None = None
+    ) -> AuditEvent:
+        """``passkey.registered`` of ``device`` by ``actor``, vouched for by ``idp``
+        (the shared test provider, :data:`IDP`, unless another is named)."""
+        at = len(self.events) + 1  # the next event's time, in seconds
+        evidence = (idp or IDP).evidence(device, subject=actor, tenant=self.tenant, at=at)
+        data = {
+            "credential_id": device.credential_id,
+            "public_key": device.public_jwk(),
+            "evidence": evidence,
+        }
+        return self.add("passkey.registered", data, actor=actor)
+
     def checkpoints(self, keyset: KeySet, sizes: list[int]) -> list[tuple[int, str]]:
         return signed_checkpoints(self.events, keyset, sizes)
 
@@ -101,14 +127,17 @@ def refund_flow(
     executed: str | None = None,
     policy: dict[str, Any] | None = None,
     device: dict[str, Any] | None = None,
+    preview: dict[str, Any] | None = None,
 ) -> None:
-    """proposal.created → decision.approved → token.issued/consumed → execution.succeeded."""
-    log.add(
-        "proposal.created",
-        {"tool": "refund_order", "tool_version": "1", "args_digest": digest,
-         "resource_id": "ord_1001", "state_version": "v1", "policy": policy or POLICY},
-        proposal_id=pid, actor="agent:bot for u_42",
-    )  # fmt: skip
+    """proposal.created → decision.approved → token.issued/consumed → execution.succeeded;
+    with ``preview``, the proposal records its digest (``preview_digest``)."""
+    created = {
+        "tool": "refund_order", "tool_version": "1", "args_digest": digest,
+        "resource_id": "ord_1001", "state_version": "v1", "policy": policy or POLICY,
+    }  # fmt: skip
+    if preview is not None:
+        created["preview_digest"] = preview_digest(preview)
+    log.add("proposal.created", created, proposal_id=pid, actor="agent:bot for u_42")
     decision: dict[str, Any] = {"step": "role:refund_approver", "args_digest": digest}
     if device is not None:
         decision["device"] = device
@@ -147,21 +176,60 @@ class SoftAuthenticator:
         rp_id: str = RP_ID,
         origin: str = ORIGIN_URL,
         flags: int = 0x05,
+        payment: dict[str, Any] | None = None,
     ) -> tuple[bytes, bytes, bytes]:
+        """An assertion; with ``payment`` (what the browser's dialog showed: ``payeeName``
+        and ``total``) a Secure Payment Confirmation one, as Chromium writes it."""
         self.counter += 1
         auth = hashlib.sha256(rp_id.encode()).digest() + bytes([flags])
         auth += self.counter.to_bytes(4, "big")
-        client = json.dumps(
-            {"type": "webauthn.get", "challenge": b64url(challenge), "origin": origin}
-        ).encode()
+        data: dict[str, Any] = {
+            "type": "webauthn.get", "challenge": b64url(challenge), "origin": origin,
+        }  # fmt: skip
+        if payment is not None:
+            instrument = {"displayName": "signoff approval", "icon": f"{origin}/icon.svg"}
+            data["type"] = "payment.get"
+            data["payment"] = {
+                "rpId": rp_id, "topOrigin": origin, "instrument": instrument, **payment,
+            }  # fmt: skip
+        client = json.dumps(data).encode()
         signature = self.key.sign(auth + hashlib.sha256(client).digest(), ec.ECDSA(hashes.SHA256()))
         return auth, client, signature
 
-    def approval(self, pid: str, digest: str, *, version: int = 1, **kw: Any) -> dict[str, Any]:
+    def registration(self, challenge: bytes, *, rp_id: str, origin: str) -> str:
+        """The browser's answer to ``navigator.credentials.create`` (attestation ``none``),
+        as the page posts it: py_webauthn verifies it like a real device's."""
+        numbers = self.key.public_key().public_numbers()
+        x, y = numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big")
+        cose = cbor2.dumps({1: 2, 3: -7, -1: 1, -2: x, -3: y})  # EC2, ES256, P-256
+        raw_id = b64url_decode(self.credential_id)
+        auth = hashlib.sha256(rp_id.encode()).digest() + bytes([0x45]) + bytes(4)
+        auth += bytes(16) + len(raw_id).to_bytes(2, "big") + raw_id + cose
+        attestation = cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth})
+        client = json.dumps(
+            {"type": "webauthn.create", "challenge": b64url(challenge), "origin": origin}
+        ).encode()
+        response = {"clientDataJSON": b64url(client), "attestationObject": b64url(attestation)}
+        return json.dumps(
+            {"id": self.credential_id, "rawId": self.credential_id, "type": "public-key",
+             "response": response}
+        )  # fmt: skip
+
+    def approval(
+        self,
+        pid: str,
+        digest: str,
+        *,
+        version: int = 1,
+        subject: str = "alice",
+        tenant: str = TENANT,
+        **kw: Any,
+    ) -> dict[str, Any]:
         nonce = "n-" + pid
         challenge = device_challenge(
-            proposal_id=pid, version=version, args_digest=digest, decision="approve", nonce=nonce
-        )
+            proposal_id=pid, version=version, args_digest=digest, decision="approve",
+            nonce=nonce, subject=subject, tenant=tenant,
+        )  # fmt: skip
         auth, client, signature = self.sign_assertion(challenge, **kw)
         return {
             "credential_id": self.credential_id,
@@ -174,3 +242,78 @@ class SoftAuthenticator:
             "rp_id": RP_ID,
             "origin": ORIGIN_URL,
         }
+
+
+IDP_ISSUER = "https://idp.test"
+IDP_AUDIENCE = "signoff-page"
+
+
+class SoftIdp:
+    """An identity provider in software: signs the ID token of a fresh sign-in (RS256)."""
+
+    def __init__(self, issuer: str = IDP_ISSUER) -> None:
+        self.issuer = issuer
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def trust_entry(self) -> dict[str, Any]:
+        public = RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
+        return {
+            "issuer": self.issuer,
+            "jwks": {"keys": [{**public, "kid": "idp1", "alg": "RS256", "use": "sig"}]},
+            "audiences": [IDP_AUDIENCE],
+            "tenant_claim": "tenant",
+        }
+
+    def id_token(self, subject: str, tenant: str, nonce: str, *, at: int) -> str:
+        claims = {
+            "iss": self.issuer, "aud": IDP_AUDIENCE, "sub": subject, "tenant": tenant,
+            "nonce": nonce, "iat": at, "exp": at + 300, "auth_time": at,
+        }  # fmt: skip
+        return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": "idp1"})
+
+    def evidence(
+        self, device: SoftAuthenticator, *, subject: str = "alice", tenant: str = TENANT, at: int
+    ) -> dict[str, Any]:
+        """The ``evidence`` of a vouched enrolment of ``device`` by ``subject`` at ``at`` (s)."""
+        nonce = enrolment_nonce(
+            tenant=tenant,
+            subject=subject,
+            credential_id=device.credential_id,
+            public_key=device.public_jwk(),
+        )
+        return {"kind": "idp", "id_token": self.id_token(subject, tenant, nonce, at=at)}
+
+
+def trusting(trust: TrustRoot | PublicKeys, idp: SoftIdp) -> TrustRoot:
+    """``trust`` with ``idp`` among its identity providers."""
+    root = TrustRoot.of(trust)
+    providers = (*root.identity_providers, idp.trust_entry())
+    return dataclasses.replace(root, identity_providers=providers)
+
+
+IDP = SoftIdp()
+"""The identity provider the hand-built logs' enrolments come from (``Log.enrol``)."""
+
+
+REFUND_PREVIEW = {
+    "title": "Refund ¥1,000.00 on order ord_1001",
+    "description": "Refund part or all of a paid order.",
+    "fields": [
+        {"name": "order_id", "label": "Order", "machine_value": "ord_1001",
+         "display_value": "ord_1001"},
+        {"name": "amount_minor", "label": "Amount", "machine_value": 100_000,
+         "display_value": "¥1,000.00", "unit": "fen (1/100 CNY)", "currency": "CNY"},
+    ],
+    "impact": "", "reversibility": "Irreversible.", "external_reach": "", "facts": [],
+}  # fmt: skip
+"""A money-moving preview, for hand-built Secure Payment Confirmation approvals."""
+
+
+def spc_approval(
+    device: SoftAuthenticator, pid: str, digest: str, *, shown: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``device``'s SPC assertion for ``pid``: the browser showed ``shown`` (default: what the
+    preview displays), and the gate kept the preview with it."""
+    expected = spc_display(REFUND_PREVIEW)
+    assertion = device.approval(pid, digest, payment=shown or expected)
+    return {**assertion, "preview": REFUND_PREVIEW}

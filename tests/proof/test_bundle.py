@@ -5,21 +5,26 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
+import jwt
 import pytest
 
 from signoff.exceptions import NoTrustRoot
-from signoff.proof import KeySet, PublicKeys, Report, build_bundle, verify_bundle
+from signoff.proof import KeySet, PublicKeys, Report, TrustRoot, build_bundle, verify_bundle
 from tests.proof.conftest import (
+    IDP,
     ORIGIN,
     POLICY,
     TENANT,
     Log,
     SoftAuthenticator,
+    SoftIdp,
     refund_flow,
     rehash,
     signed_checkpoints,
+    trusting,
 )
 
 
@@ -41,8 +46,8 @@ def _bundle(log: Log, keyset: KeySet, sizes: list[int], **kw: Any) -> dict[str, 
     )
 
 
-def _trust(keyset: KeySet) -> PublicKeys:
-    return PublicKeys(keyset.public_jwks())
+def _trust(keyset: KeySet) -> TrustRoot:
+    return trusting(PublicKeys(keyset.public_jwks()), IDP)
 
 
 def _codes(report: Report) -> set[str]:
@@ -197,16 +202,113 @@ def test_device_signed_approval_verifies_offline(keyset: KeySet) -> None:
     """A high-risk approval carries an assertion that re-verifies from the bundle alone."""
     authenticator = SoftAuthenticator()
     log = Log()
-    log.add(
-        "passkey.registered",
-        {"credential_id": authenticator.credential_id, "public_key": authenticator.public_jwk()},
-        actor="alice",
-    )
+    log.enrol(authenticator)
     device = authenticator.approval("prp_d", "d" * 64)
     refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
     report = verify_bundle(_bundle(log, keyset, [6]), _trust(keyset))
     assert report.ok, report.findings
     assert report.device_signatures == 1
+
+
+def _device_run(
+    enrolment: Callable[[SoftAuthenticator], dict[str, Any]] | None, keyset: KeySet
+) -> Report:
+    """alice enrolled (with ``enrolment`` as the event's data) and approved with the device."""
+    authenticator = SoftAuthenticator()
+    log = Log()
+    if enrolment is None:
+        log.enrol(authenticator)
+    else:
+        log.add("passkey.registered", enrolment(authenticator), actor="alice")
+    device = authenticator.approval("prp_d", "d" * 64)
+    refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
+    return verify_bundle(_bundle(log, keyset, [6]), _trust(keyset))
+
+
+def test_a_device_approval_from_an_unvouched_enrolment_fails(keyset: KeySet) -> None:
+    """Issue 22: the enrolment is the log's word only (no evidence): the approval fails."""
+
+    def operator_enrolled(a: SoftAuthenticator) -> dict[str, Any]:
+        return {"credential_id": a.credential_id, "public_key": a.public_jwk()}
+
+    report = _device_run(operator_enrolled, keyset)
+    assert _codes(report) == {"device_enrolment_unvouched"}
+    assert report.device_signatures == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda t: t.update(sub="bob"), "another person"),
+        (lambda t: t.update(tenant="globex"), "another tenant"),
+        (lambda t: t.update(nonce="n" * 43), "nonce"),
+        (lambda t: t.update(auth_time=t["iat"] - 3600), "auth_time"),
+        (lambda t: t.update(iat=10_000, exp=10_300), "lifetime"),
+        (lambda t: t.update(aud="another-client"), "does not verify"),
+        (lambda t: t.pop("auth_time"), "auth_time"),
+    ],
+)
+def test_an_enrolment_token_that_does_not_vouch_fails(
+    keyset: KeySet, change: Any, why: str
+) -> None:
+    """The provider signed it, but for another person, tenant, credential, an old sign-in,
+    another time or another client: the device approval fails, saying which."""
+
+    def enrolment(a: SoftAuthenticator) -> dict[str, Any]:
+        evidence = IDP.evidence(a, at=1)
+        claims = jwt_claims(evidence["id_token"])
+        change(claims)
+        token = jwt.encode(claims, IDP.key, algorithm="RS256", headers={"kid": "idp1"})
+        return {
+            "credential_id": a.credential_id,
+            "public_key": a.public_jwk(),
+            "evidence": {"kind": "idp", "id_token": token},
+        }
+
+    report = _device_run(enrolment, keyset)
+    [finding] = report.findings
+    assert finding.code == "device_enrolment_unvouched"
+    assert why in finding.message
+
+
+def test_an_enrolment_token_of_an_untrusted_provider_fails(keyset: KeySet) -> None:
+    """Signed by a provider key the trust file does not list (the same issuer name)."""
+
+    def enrolment(a: SoftAuthenticator) -> dict[str, Any]:
+        evidence = SoftIdp().evidence(a, at=1)
+        return {"credential_id": a.credential_id, "public_key": a.public_jwk(),
+                "evidence": evidence}  # fmt: skip
+
+    report = _device_run(enrolment, keyset)
+    assert _codes(report) == {"device_enrolment_unvouched"}
+
+
+def test_a_verifier_that_trusts_no_provider_counts_no_enrolment(keyset: KeySet) -> None:
+    """A vouched enrolment, checked with a trust file listing no identity provider: fails."""
+    authenticator = SoftAuthenticator()
+    log = Log()
+    log.enrol(authenticator)
+    device = authenticator.approval("prp_d", "d" * 64)
+    refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
+    report = verify_bundle(_bundle(log, keyset, [6]), PublicKeys(keyset.public_jwks()))
+    [finding] = report.findings
+    assert finding.code == "device_enrolment_unvouched"
+    assert "not in the trust file" in finding.message
+
+
+def test_an_assertion_recorded_as_another_approvers_fails(keyset: KeySet) -> None:
+    """Issue 22: the challenge binds the approver. alice's assertion recorded as bob's
+    approval, with bob (vouched) enrolled on the same key and credential id, fails."""
+    alice = SoftAuthenticator()
+    log = Log()
+    log.enrol(alice, actor="bob")
+    device = alice.approval("prp_d", "d" * 64)  # signed over alice's challenge
+    refund_flow(
+        log, "prp_d", policy={**POLICY, "device": "required"}, device=device, approver="bob"
+    )
+    report = verify_bundle(_bundle(log, keyset, [6]), _trust(keyset))
+    assert _codes(report) == {"device_signature_invalid"}
+    assert "another challenge" in report.findings[0].message
 
 
 def test_missing_device_signature_is_caught(keyset: KeySet) -> None:
@@ -234,15 +336,15 @@ def test_device_key_other_than_enrolled_is_caught(keyset: KeySet) -> None:
     """An assertion by a key the person never enrolled is named, even if it verifies."""
     enrolled, other = SoftAuthenticator(), SoftAuthenticator()
     log = Log()
-    log.add(
-        "passkey.registered",
-        {"credential_id": enrolled.credential_id, "public_key": enrolled.public_jwk()},
-        actor="alice",
-    )
+    log.enrol(enrolled)
     device = other.approval("prp_d", "d" * 64)
     refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
     report = verify_bundle(_bundle(log, keyset, [6]), _trust(keyset))
     assert _codes(report) == {"device_key_unknown"}
+
+
+def jwt_claims(token: str) -> dict[str, Any]:
+    return dict(jwt.decode(token, options={"verify_signature": False}))
 
 
 def test_allowing_uncovered_events_never_lists_their_executions_as_proven(

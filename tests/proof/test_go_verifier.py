@@ -32,14 +32,19 @@ from signoff.proof import (
 from signoff.proof._note import cosign
 from tests.conftest import AGENT, World, make_world
 from tests.proof.conftest import (
+    IDP,
     ORIGIN,
     POLICY,
+    REFUND_PREVIEW,
     TENANT,
     Log,
     SoftAuthenticator,
+    SoftIdp,
     refund_flow,
     rehash,
     signed_checkpoints,
+    spc_approval,
+    trusting,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -204,14 +209,10 @@ def test_the_go_verifier_checks_policies_devices_witnesses_and_key_windows(
     keys = KeySet.generate()
     authenticator = SoftAuthenticator()
     log = Log()
-    log.add(
-        "passkey.registered",
-        {"credential_id": authenticator.credential_id, "public_key": authenticator.public_jwk()},
-        actor="alice",
-    )
+    log.enrol(authenticator)
     device = authenticator.approval("prp_d", "d" * 64)
     refund_flow(log, "prp_d", policy={**POLICY, "device": "required"}, device=device)
-    trust = TrustRoot(PublicKeys(keys.public_jwks()))
+    trust = trusting(PublicKeys(keys.public_jwks()), IDP)
 
     def bundle_of(events: list[Any], signer: KeySet = keys) -> dict[str, Any]:
         notes = signed_checkpoints(events, signer, [len(events)])
@@ -227,6 +228,39 @@ def test_the_go_verifier_checks_policies_devices_witnesses_and_key_windows(
     )
     status, output = go_verify(verifier, tmp_path, bundle_of(forged_log.events), trust)
     assert codes(output) == {"device_signature_invalid"}, output
+    # Issue 22: an enrolment no trusted provider vouched for (none, another key, another
+    # person's) or a verifier trusting no provider: device_enrolment_unvouched, as in Python.
+    unvouched, untrusted, for_bob = Log(), Log(), Log()
+    unvouched.add(
+        "passkey.registered",
+        {"credential_id": authenticator.credential_id, "public_key": authenticator.public_jwk()},
+        actor="alice",
+    )
+    untrusted.enrol(authenticator, idp=SoftIdp())
+    for_bob.enrol(authenticator, actor="bob")
+    for case in (unvouched, untrusted, for_bob):
+        refund_flow(case, "prp_d", policy={**POLICY, "device": "required"}, device=device)
+        bundle = bundle_of(case.events)
+        assert {f.code for f in verify_bundle(bundle, trust).findings} == {
+            "device_enrolment_unvouched"
+        }
+        status, output = go_verify(verifier, tmp_path, bundle, trust)
+        assert codes(output) == {"device_enrolment_unvouched"}, output
+    status, output = go_verify(verifier, tmp_path, good, TrustRoot(PublicKeys(keys.public_jwks())))
+    assert codes(output) == {"device_enrolment_unvouched"}, output
+    # Secure Payment Confirmation: the dialog showed the preview's payee and amount, or not.
+    cheaper = {"payeeName": REFUND_PREVIEW["title"], "total": {"currency": "CNY", "value": "1.00"}}
+    for shown, expected in ((None, set()), (cheaper, {"device_signature_invalid"})):
+        spc = Log()
+        spc.enrol(authenticator)
+        refund_flow(
+            spc, "prp_s", policy={**POLICY, "device": "required"}, preview=REFUND_PREVIEW,
+            device=spc_approval(authenticator, "prp_s", "d" * 64, shown=shown),
+        )  # fmt: skip
+        bundle = bundle_of(spc.events)
+        assert {f.code for f in verify_bundle(bundle, trust).findings} == expected
+        status, output = go_verify(verifier, tmp_path, bundle, trust)
+        assert codes(output) == expected, output
     unapproved = rehash([e for e in log.events if e.kind != "decision.approved"])
     status, output = go_verify(verifier, tmp_path, bundle_of(unapproved), trust)
     assert "executed_without_approval" in codes(output), output

@@ -17,7 +17,7 @@ from signoff.proof import PublicKeys, verify_bundle, verify_receipt
 from signoff.proof._jws import sign_jws
 from signoff.proof._receipt import RECEIPT_TYP
 from tests.conftest import AGENT, APPROVER, TOKEN_KEY, World, make_world
-from tests.proof.conftest import SoftAuthenticator
+from tests.proof.conftest import IDP, SoftAuthenticator, trusting
 
 DEMO = {"currency": "CNY", "max_amount_minor": 20000, "total_amount_minor": 30000, "max_count": 3}
 
@@ -52,7 +52,8 @@ def _verify(world: World) -> set[str]:
     world.gate.checkpoint_now()
     proof = world.gate.proof
     assert proof is not None
-    report = verify_bundle(world.gate.export_bundle("acme"), PublicKeys(proof.keys.public_jwks()))
+    trust = trusting(PublicKeys(proof.keys.public_jwks()), IDP)
+    report = verify_bundle(world.gate.export_bundle("acme"), trust)
     return {finding.code for finding in report.findings}
 
 
@@ -130,11 +131,13 @@ def test_the_signed_receipt_of_a_write_names_its_mandate(world: World) -> None:
     )
 
 
+@pytest.mark.parametrize("vouched", [True, False])
 def test_a_device_signed_mandate_approval_is_required_and_verifies_offline(
-    world: World,
+    world: World, vouched: bool
 ) -> None:
     """[tools.refund_order.mandate] device = "required": the approver's passkey signs the
-    mandate's own digest; without it nothing is approved; the bundle re-checks it."""
+    mandate's own digest; without it nothing is approved; the bundle re-checks it — and
+    counts it only when an identity provider vouched for the passkey's enrolment."""
     gate = Gate(
         world.gate.catalog,
         world.store,
@@ -151,6 +154,7 @@ def test_a_device_signed_mandate_approval_is_required_and_verifies_offline(
         public_key="(COSE key)",
         public_jwk=device.public_jwk(),
         sign_count=0,
+        evidence=IDP.evidence(device, at=int(world.clock.now().timestamp())) if vouched else None,
     )
     state = gate.propose_mandate(AGENT, "refund_order", DEMO, expires_in_seconds=600)
     mid, version = state.record.mandate_id, state.record.version
@@ -171,7 +175,10 @@ def test_a_device_signed_mandate_approval_is_required_and_verifies_offline(
     arguments = {"order_id": "ord_1001", "amount_minor": 5000, "currency": "CNY", "reason": None}
     proposal = gate.propose(AGENT, "refund_order", arguments, mandate_id=mid)
     gate.execute(AGENT, proposal.proposal_id, gate.confirmation_token(AGENT, proposal.proposal_id))
-    assert _verify(world) == set()
+    if vouched:
+        assert _verify(world) == set()
+    else:  # the approval does not count, so neither does the mandate its write relied on
+        assert "device_enrolment_unvouched" in _verify(world)
 
 
 def test_a_receipt_whose_mandate_claim_differs_from_its_events_is_refused(world: World) -> None:

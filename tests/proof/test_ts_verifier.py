@@ -43,14 +43,19 @@ from signoff.proof._note import Cosigner, cosign
 from signoff.proof._receipt import RECEIPT_TYP
 from tests.conftest import AGENT, World, make_world
 from tests.proof.conftest import (
+    IDP,
     ORIGIN,
     POLICY,
+    REFUND_PREVIEW,
     TENANT,
     Log,
     SoftAuthenticator,
+    SoftIdp,
     refund_flow,
     rehash,
     signed_checkpoints,
+    spc_approval,
+    trusting,
 )
 from tests.proof.test_mandate_bundle import _forge_write, _mandate, _write
 
@@ -354,12 +359,8 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
     missing witness cosignature, a retired key's late checkpoint and a flipped signature are
     each refused with the codes signoff gives."""
     keys = KeySet.generate()
-    trust = TrustRoot(PublicKeys(keys.public_jwks()))
+    trust = trusting(PublicKeys(keys.public_jwks()), IDP)
     authenticator = SoftAuthenticator()
-    registered = {
-        "credential_id": authenticator.credential_id,
-        "public_key": authenticator.public_jwk(),
-    }
     device_policy = {**POLICY, "device": "required"}
 
     def bundle_of(events: list[Any], signer: KeySet = keys) -> dict[str, Any]:
@@ -373,7 +374,7 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
         return python
 
     log = Log()
-    log.add("passkey.registered", registered, actor="alice")
+    log.enrol(authenticator)
     refund_flow(
         log, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
     )
@@ -388,11 +389,7 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
     )
     assert same(bundle_of(forged.events)) == {"device_signature_invalid"}
     other_key = Log()
-    other_key.add(
-        "passkey.registered",
-        {**registered, "public_key": SoftAuthenticator().public_jwk()},
-        actor="alice",
-    )
+    other_key.enrol(SoftAuthenticator())  # alice's credential id, another key
     refund_flow(
         other_key, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
     )
@@ -400,6 +397,44 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
     missing = Log()
     refund_flow(missing, "prp_d", policy=device_policy)
     assert same(bundle_of(missing.events)) == {"device_signature_missing"}
+    # Issue 22: only an enrolment a trusted identity provider vouched for counts.
+    unvouched = Log()
+    unvouched.add(
+        "passkey.registered",
+        {"credential_id": authenticator.credential_id, "public_key": authenticator.public_jwk()},
+        actor="alice",
+    )
+    refund_flow(
+        unvouched, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
+    )
+    assert same(bundle_of(unvouched.events)) == {"device_enrolment_unvouched"}
+    untrusted = Log()
+    untrusted.enrol(authenticator, idp=SoftIdp())  # a provider key the trust file lacks
+    refund_flow(
+        untrusted, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
+    )
+    assert same(bundle_of(untrusted.events)) == {"device_enrolment_unvouched"}
+    for_bob = Log()
+    for_bob.enrol(authenticator, actor="bob")  # vouched, but for bob, while alice approved
+    refund_flow(
+        for_bob, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
+    )
+    assert same(bundle_of(for_bob.events)) == {"device_enrolment_unvouched"}
+    no_idp = TrustRoot(PublicKeys(keys.public_jwks()))
+    assert same(good, no_idp) == {"device_enrolment_unvouched"}
+    # Secure Payment Confirmation: the dialog showed the preview's payee and amount, or not.
+    for shown, expected in (
+        (None, set()),
+        ({"payeeName": REFUND_PREVIEW["title"], "total": {"currency": "CNY", "value": "100.00"}},
+         {"device_signature_invalid"}),
+    ):  # fmt: skip
+        spc = Log()
+        spc.enrol(authenticator)
+        refund_flow(
+            spc, "prp_s", policy=device_policy, preview=REFUND_PREVIEW,
+            device=spc_approval(authenticator, "prp_s", "d" * 64, shown=shown),
+        )  # fmt: skip
+        assert same(bundle_of(spc.events)) == expected
 
     assert "executed_without_approval" in same(
         bundle_of(rehash([e for e in log.events if e.kind != "decision.approved"]))
@@ -439,7 +474,7 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
     }
     assert same(twice_cosigned, needs_witness) >= {"checkpoint_signature"}
 
-    retired = TrustRoot(PublicKeys(keys.rotated(now=50_000).public_jwks()))
+    retired = trusting(PublicKeys(keys.rotated(now=50_000).public_jwks()), IDP)
     assert same(good, retired) >= {"checkpoint_signature", "no_checkpoint"}
     from tests.proof.test_go_verifier import _flip
 
@@ -452,15 +487,11 @@ def test_the_ts_verifier_checks_hand_built_receipts_with_devices(
     """A receipt whose approval is device-signed (the assertion is a stated claim), proven by
     inclusion in a checkpoint of a longer log; its evidence edited by the key holder is named."""
     keys = KeySet.generate()
-    trust = TrustRoot(PublicKeys(keys.public_jwks()))
+    trust = trusting(PublicKeys(keys.public_jwks()), IDP)
     authenticator = SoftAuthenticator()
     log = Log()
     refund_flow(log, "prp_0")
-    log.add(
-        "passkey.registered",
-        {"credential_id": authenticator.credential_id, "public_key": authenticator.public_jwk()},
-        actor="alice",
-    )
+    log.enrol(authenticator)
     refund_flow(
         log,
         "prp_1",

@@ -19,7 +19,7 @@ from urllib.parse import unquote_plus
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from signoff import Proposal
+from signoff import Principal, Proposal
 from signoff.http import Settings, create_app, state_of
 from signoff.proof import PublicKeys, verify_bundle
 from tests.conftest import AGENT, APPROVER
@@ -32,6 +32,7 @@ from tests.web.test_browser import (
     running,
 )
 
+AUDITOR = Principal("dave", "acme", frozenset({"auditor"}))
 HIGH = 100_000  # the demo's high-risk threshold: policy device = or_retype
 
 
@@ -83,6 +84,8 @@ def page(context: BrowserContext) -> Page:
             }
         },
     )
+    # Secure Payment Confirmation's dialog accepts itself, as a person pressing Verify would.
+    cdp.send("Page.setSPCTransactionMode", {"mode": "autoAccept"})
     return page
 
 
@@ -122,7 +125,8 @@ def refused(page: Page, live: Live, proposal: Proposal, fields: dict[str, Any], 
 
 
 def test_enrol_approve_execute_export_and_verify_offline(live: Live, page: Page) -> None:
-    """A high-risk refund approved with the passkey runs once and verifies down to the device."""
+    """A high-risk refund approved with the passkey runs once; offline, the device's signature
+    verifies, but a demo sign-in vouches for no enrolment: that, and only that, fails."""
     enrol(page, live)
     [passkey] = live.state.gate.passkeys(APPROVER)
     proposal = high_risk(live)
@@ -138,8 +142,16 @@ def test_enrol_approve_execute_export_and_verify_offline(live: Live, page: Page)
     assert proof is not None
     bundle = json.loads(json.dumps(live.state.gate.export_bundle("acme")))
     report = verify_bundle(bundle, PublicKeys(proof.keys.public_jwks()))
-    assert report.ok, report.findings
-    assert report.device_signatures >= 1
+    assert {f.code for f in report.findings} == {"device_enrolment_unvouched"}, report.findings
+    assert all("no identity provider's evidence" in f.message for f in report.findings)
+    [registered] = [
+        e.payload()
+        for e in live.state.gate.audit_events(AUDITOR)
+        if e.kind == "passkey.registered" and e.payload()["credential_id"] == passkey.credential_id
+    ]
+    # Asked for (attestation "direct") and kept: the virtual authenticator gives "packed".
+    assert registered["attestation"]["fmt"] == "packed"
+    assert "evidence" not in registered
 
 
 def test_assertions_for_another_proposal_replayed_or_from_another_origin_are_refused(
@@ -187,3 +199,51 @@ def test_a_passkey_signed_approval_submitted_twice_answers_the_first_decision(
     events = live.state.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
     assert [e.kind for e in events if e.kind.startswith("decision.")] == ["decision.approved"]
     assert not [e for e in events if e.kind == "refusal"]
+
+
+def _client_data(live: Live, proposal: Proposal) -> dict[str, Any]:
+    [event] = [
+        e
+        for e in live.state.gate.audit_events(AGENT, proposal_id=proposal.proposal_id)
+        if e.kind == "decision.approved"
+    ]
+    raw = event.payload()["device"]["client_data_json"]
+    return dict(json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))))
+
+
+def test_a_money_moving_approval_uses_secure_payment_confirmation_or_falls_back(
+    live: Live, page: Page
+) -> None:
+    """A refund moves money: the approve form carries the payee and amount for the browser's
+    own SPC dialog. Where the browser offers SPC, the signed client data is payment.get and
+    names exactly those (checked again offline); where it does not (Chromium on Linux says
+    `unavailable-feature-not-enabled`), the page falls back to WebAuthn and the approval
+    goes through the same way. Either way the device signature verifies offline."""
+    enrol(page, live)
+    proposal = high_risk(live, HIGH + 4)
+    page.goto(live.url(proposal))
+    form = page.locator("form.approve")
+    payment = json.loads(form.get_attribute("data-payment") or "null")
+    assert payment["total"] == {"currency": "CNY", "value": "1000.04"}
+    assert payment["payeeName"] == proposal.preview.title
+    available = page.evaluate(
+        """async () => window.PaymentRequest
+            && typeof PaymentRequest.securePaymentConfirmationAvailability === "function"
+            ? await PaymentRequest.securePaymentConfirmationAvailability() : "no-api" """
+    )
+    page.get_by_role("button", name=re.compile(r"^Approve")).click()
+    page.wait_for_url(re.compile(r"/result"))
+    client = _client_data(live, proposal)
+    if available == "available":
+        assert client["type"] == "payment.get"
+        shown = client["payment"]
+        assert (shown["payeeName"], shown["total"]) == (payment["payeeName"], payment["total"])
+    else:
+        assert client["type"] == "webauthn.get", available
+    proof = live.state.gate.proof
+    assert proof is not None
+    report = verify_bundle(
+        live.state.gate.export_bundle("acme"), PublicKeys(proof.keys.public_jwks())
+    )
+    # The demo's sign-in vouches for no enrolment; the device's signature itself verifies.
+    assert {f.code for f in report.findings} == {"device_enrolment_unvouched"}, report.findings

@@ -124,6 +124,7 @@ class FakeProvider:
         redirect_uri: str,
         max_age: int | None = None,
         acr_values: Sequence[str] = (),
+        prompt: str | None = None,
     ) -> str:
         self.seen.update(nonce=nonce, challenge=code_challenge, redirect_uri=redirect_uri)
         return f"https://idp.example/authorize?state={state}"

@@ -3,7 +3,7 @@
 The edge that ran the WebAuthn ceremony (the page, with py_webauthn) checked
 origin and RP ID; the gate checks again what binds the signature to this
 decision — the challenge ``sha256(JCS({proposal_id, version, args_digest,
-decision, nonce}))``, the RP ID hash, user verification, the signature with
+decision, nonce, subject, tenant}))``, the RP ID hash, user verification, the signature with
 the key this person enrolled — and moves the sign counter forward by a
 conditional update, so a replayed assertion loses. What it accepted goes
 into the decision's audit event, for offline verifiers.
@@ -63,12 +63,21 @@ def check_device(
         "public_key": json.loads(record.public_jwk),
         "version": decision.expected_version,
     }
-    counter = _verify(assertion, proposal, decision)
+    from signoff.proof._spc import is_payment_confirmation
+
+    if is_payment_confirmation(str(assertion.get("client_data_json", ""))):
+        # Secure Payment Confirmation: offline verifiers check what the browser showed
+        # against this preview, whose digest proposal.created recorded.
+        assertion["preview"] = proposal.preview.to_dict()
+    counter = _verify(assertion, principal, proposal, decision)
     return DeviceApproval(assertion, _counter_move(record, counter, proposal))
 
 
-def _verify(assertion: dict[str, Any], proposal: Proposal, decision: Decision) -> int:
+def _verify(
+    assertion: dict[str, Any], principal: Principal, proposal: Proposal, decision: Decision
+) -> int:
     from signoff.proof import DeviceCheckFailed, verify_device_assertion
+    from signoff.proof._spc import preview_digest
 
     try:
         return verify_device_assertion(
@@ -77,6 +86,9 @@ def _verify(assertion: dict[str, Any], proposal: Proposal, decision: Decision) -
             version=decision.expected_version,
             args_digest=proposal.args_digest,
             decision=decision.kind.value,
+            subject=principal.subject,
+            tenant=principal.tenant,
+            preview_digest=preview_digest(proposal.preview.to_dict()),
         )
     except DeviceCheckFailed as exc:
         raise DeviceSignatureInvalid(str(exc), proposal_id=proposal.proposal_id) from None
@@ -104,8 +116,16 @@ def register_passkey(
     public_key: str,
     public_jwk: dict[str, Any],
     sign_count: int,
+    evidence: dict[str, Any] | None = None,
+    attestation: dict[str, Any] | None = None,
 ) -> PasskeyRecord:
-    """Keep a verified registration and record it in the person's tenant chain."""
+    """Keep a verified registration and record it in the person's tenant chain.
+
+    ``evidence`` is what vouches that the credential is this person's — the identity
+    provider's ID token of a fresh sign-in bound to it (``signoff.proof.enrolment_nonce``);
+    ``attestation`` the authenticator's attestation when it gave one. Without evidence
+    the enrolment is signoff's word only, and offline verifiers do not count it.
+    """
     if principal.is_agent:
         raise DeviceSignatureInvalid("an agent cannot enrol a passkey; a person must")
     now = ctx.now_micros()
@@ -128,7 +148,12 @@ def register_passkey(
             at=now,
             kind="passkey.registered",
             actor=principal.subject,
-            data={"credential_id": credential_id, "public_key": public_jwk},
+            data={
+                "credential_id": credential_id,
+                "public_key": public_jwk,
+                **({"evidence": evidence} if evidence is not None else {}),
+                **({"attestation": attestation} if attestation is not None else {}),
+            },
         )
         return record
 

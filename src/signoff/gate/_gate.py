@@ -392,8 +392,12 @@ class Gate(GateReads):
         public_key: str,
         public_jwk: dict[str, Any],
         sign_count: int,
+        evidence: dict[str, Any] | None = None,
+        attestation: dict[str, Any] | None = None,
     ) -> PasskeyRecord:
-        """Keep a passkey the page verified (py_webauthn); recorded in the audit chain."""
+        """Keep a passkey the page verified (py_webauthn); recorded in the audit chain with
+        what vouches for it (``evidence``: the identity provider's ID token) and the
+        authenticator's ``attestation`` when it gave one."""
         return _device.register_passkey(
             self._ctx,
             principal,
@@ -401,6 +405,8 @@ class Gate(GateReads):
             public_key=public_key,
             public_jwk=public_jwk,
             sign_count=sign_count,
+            evidence=evidence,
+            attestation=attestation,
         )
 
     def passkeys(self, principal: Principal) -> list[PasskeyRecord]:

@@ -49,6 +49,9 @@ class LoginResult:
     valid_until: datetime
     preferences: dict[str, str] = field(default_factory=dict)
     """The token's ``locale`` and ``zoneinfo`` claims, when it has them (display only)."""
+    id_token: str = ""
+    """The provider-signed ID token itself, kept as evidence where the provider vouches
+    for something (a passkey's enrolment); never logged."""
 
 
 class OidcLogin:
@@ -81,15 +84,18 @@ class OidcLogin:
         redirect_uri: str,
         max_age: int | None = None,
         acr_values: Sequence[str] = (),
+        prompt: str | None = None,
     ) -> str:
-        """The provider's authorization request; ``max_age`` and ``acr_values`` (OIDC Core
-        3.1.2.1) ask it to authenticate the person again, or more strongly (step-up)."""
+        """The provider's authorization request; ``max_age``, ``acr_values`` and ``prompt``
+        (OIDC Core 3.1.2.1) ask it to authenticate the person again, or more strongly."""
         endpoint = self._endpoints().authorization_endpoint
         step_up: dict[str, str] = {}
         if max_age is not None:
             step_up["max_age"] = str(max_age)
         if acr_values:
             step_up["acr_values"] = " ".join(acr_values)
+        if prompt is not None:
+            step_up["prompt"] = prompt
         with self._oauth(redirect_uri) as oauth:
             url, _ = oauth.create_authorization_url(
                 endpoint,
@@ -137,7 +143,8 @@ class OidcLogin:
         if not isinstance(sent, str) or not hmac.compare_digest(sent.encode(), nonce.encode()):
             raise NotAuthenticated("the ID token is not for this sign-in (nonce)", reason="login")
         valid_until = datetime.fromtimestamp(float(claims["exp"]), UTC)
-        return LoginResult(self._issuer.principal(claims), valid_until, preferences_of(claims))
+        principal = self._issuer.principal(claims)
+        return LoginResult(principal, valid_until, preferences_of(claims), id_token)
 
     def _endpoints(self) -> ProviderMetadata:
         metadata = self._discovery.metadata()

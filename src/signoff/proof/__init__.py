@@ -11,7 +11,9 @@ a third party can check what signoff signed with this package alone.
 from signoff.proof._bundle import BUNDLE_FORMAT, build_bundle
 from signoff.proof._checkpoint import Checkpoint, open_checkpoint, origin_for, sign_checkpoint
 from signoff.proof._device import DeviceCheckFailed, device_challenge, verify_device_assertion
+from signoff.proof._enrolment import enrolment_nonce, enrolment_refusal, enrolment_vouched
 from signoff.proof._event_mac import EventAuthenticator
+from signoff.proof._idp_token import IdpTokenRejected, verify_idp_token
 from signoff.proof._jws import KeyWindow, PublicKeys
 from signoff.proof._keys import (
     KEYS_ENV,
@@ -66,6 +68,7 @@ __all__ = [
     "Expectation",
     "FileSignerState",
     "Finding",
+    "IdpTokenRejected",
     "KeySet",
     "KeyWindow",
     "MacKey",
@@ -80,6 +83,9 @@ __all__ = [
     "Witness",
     "build_bundle",
     "device_challenge",
+    "enrolment_nonce",
+    "enrolment_refusal",
+    "enrolment_vouched",
     "evidence_for",
     "generate_key",
     "keyset_from_environment",
@@ -99,5 +105,6 @@ __all__ = [
     "verify_bundle",
     "verify_confirmation",
     "verify_device_assertion",
+    "verify_idp_token",
     "verify_receipt",
 ]

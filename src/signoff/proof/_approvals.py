@@ -6,7 +6,8 @@ carries that digest; execution happened only after the policy's approvals
 were complete, each by a distinct person at the step the policy names
 (recorded at decision time); and where the policy asks for a device
 signature, each approval carries one that verifies offline, from a passkey
-that person enrolled earlier in the log.
+that person enrolled earlier in the log, with an enrolment a trusted identity
+provider vouched for (``_enrolment``).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any
 
 from signoff.audit._chain import AuditEvent
 from signoff.proof._device import DeviceCheckFailed, verify_device_assertion
+from signoff.proof._enrolment import enrolment_refusal
 from signoff.proof._events import payload_of
 from signoff.proof._report import Report
+from signoff.proof._trust import TrustRoot
 
 REQUESTER_STEP = "requester"
 DEVICE_REQUIRED = "required"
@@ -30,6 +33,7 @@ class _Proposal:
     pid: str
     policy: dict[str, Any]
     digest: str | None
+    preview_digest: str | None = None
     approvals: list[AuditEvent] = field(default_factory=list)
     executed: list[AuditEvent] = field(default_factory=list)
     requester: str | None = None
@@ -38,7 +42,11 @@ class _Proposal:
 
 
 def check_proposals(
-    events: Sequence[AuditEvent], report: Report, *, passkeys: Mapping[tuple[str, str], Any]
+    events: Sequence[AuditEvent],
+    report: Report,
+    *,
+    passkeys: Mapping[tuple[str, str], Any],
+    trust: TrustRoot,
 ) -> None:
     """Check every proposal whose ``proposal.created`` event is among ``events``."""
     proposals: dict[str, _Proposal] = {}
@@ -46,7 +54,9 @@ def check_proposals(
         pid = event.proposal_id
         data = payload_of(event)
         if event.kind == "proposal.created" and pid is not None:
-            proposals[pid] = _Proposal(pid, dict(data.get("policy") or {}), data.get("args_digest"))
+            policy = dict(data.get("policy") or {})
+            shown = data.get("preview_digest")
+            proposals[pid] = _Proposal(pid, policy, data.get("args_digest"), shown)
             continue
         proposal = proposals.get(pid or "")
         if proposal is None:
@@ -59,11 +69,12 @@ def check_proposals(
             proposal.mandate = str(data.get("mandate_id"))
         elif event.kind.startswith(EXECUTED_KINDS) and event.kind != "execution.started":
             proposal.executed.append(event)
+    enrolments = Enrolments(passkeys, enrolments_in(events), trust)
     for proposal in proposals.values():
-        _check_one(proposal, report, passkeys)
+        _check_one(proposal, report, enrolments)
 
 
-def _check_one(p: _Proposal, report: Report, passkeys: Mapping[tuple[str, str], Any]) -> None:
+def _check_one(p: _Proposal, report: Report, passkeys: Enrolments) -> None:
     where = f"proposal {p.pid}"
     for event in p.approvals:
         if payload_of(event).get("args_digest") != p.digest:
@@ -115,9 +126,7 @@ def _complete(p: _Proposal, people: dict[str, set[str]]) -> bool:
     return role is None or len(people.get(f"role:{role}", ())) >= needed
 
 
-def _check_devices(
-    p: _Proposal, report: Report, where: str, passkeys: Mapping[tuple[str, str], Any]
-) -> None:
+def _check_devices(p: _Proposal, report: Report, where: str, passkeys: Enrolments) -> None:
     required = p.policy.get("device") == DEVICE_REQUIRED
     for event in p.approvals:
         device = payload_of(event).get("device")
@@ -132,17 +141,48 @@ def _check_devices(
                 version=int(device.get("version", 0)),
                 args_digest=str(p.digest),
                 decision="approve",
+                subject=str(event.actor),
+                tenant=event.tenant,
+                preview_digest=p.preview_digest,
             )
         except (DeviceCheckFailed, AttributeError, TypeError, ValueError) as exc:
             report.fail("device_signature_invalid", f"{where}: #{event.seq}: {exc}")
             continue
-        enrolled = passkeys.get((str(event.actor), str(device.get("credential_id"))))
-        if enrolled is None:
-            report.notes.append(f"{where}: #{event.seq}: passkey enrolment not in this range")
-        elif enrolled != device.get("public_key"):
+        pair = (str(event.actor), str(device.get("credential_id")))
+        enrolled = passkeys.keys.get(pair)
+        if enrolled is not None and enrolled != device.get("public_key"):
             report.fail("device_key_unknown", f"{where}: #{event.seq} used a key never enrolled")
             continue
+        refusal = passkeys.refusal(pair)
+        if refusal is not None:
+            report.fail("device_enrolment_unvouched", f"{where}: #{event.seq}: {refusal}")
+            continue
         report.device_signatures += 1
+
+
+@dataclass(frozen=True, slots=True)
+class Enrolments:
+    """The enrolled keys, their ``passkey.registered`` events, and the trust that judges them."""
+
+    keys: Mapping[tuple[str, str], Any]
+    events: Mapping[tuple[str, str], AuditEvent]
+    trust: TrustRoot
+
+    def refusal(self, pair: tuple[str, str]) -> str | None:
+        """Why the passkey (person, credential id) is not vouched for; None when it is."""
+        registered = self.events.get(pair)
+        if registered is None:
+            return "the passkey's enrolment is not in this range"
+        return enrolment_refusal(registered, self.trust)
+
+
+def enrolments_in(events: Sequence[AuditEvent]) -> dict[tuple[str, str], AuditEvent]:
+    """(person, credential id) → the ``passkey.registered`` event that enrolled it."""
+    return {
+        (event.actor, str(payload_of(event).get("credential_id"))): event
+        for event in events
+        if event.kind == "passkey.registered" and event.actor is not None
+    }
 
 
 def passkeys_in(events: Sequence[AuditEvent]) -> dict[tuple[str, str], Any]:

@@ -3,7 +3,8 @@
 From one tenant's events alone: the mandate was created with these
 constraints and digest, its approvals were complete (distinct people at the
 step its policy names, a device signature over the mandate where its policy
-requires one) before its first write, and each write (``mandate.debited``) came
+requires one, from a passkey whose enrolment an identity provider vouched
+for) before its first write, and each write (``mandate.debited``) came
 before the mandate ended and expired, for its tool, in its currency, within
 the per-write maximum, on an allowed resource, by an allowed agent — and the
 sum of the amounts that may have happened never exceeded the budget, nor the
@@ -14,15 +15,16 @@ revoked or expired confirmation), as the store does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.audit._chain import AuditEvent
-from signoff.proof._approvals import passkeys_in
+from signoff.proof._approvals import Enrolments, enrolments_in, passkeys_in
 from signoff.proof._device import DeviceCheckFailed, verify_device_assertion
 from signoff.proof._events import payload_of
 from signoff.proof._report import Report
+from signoff.proof._trust import TrustRoot
 
 GIVE_BACK_KINDS = (
     "execution.failed_terminal",
@@ -44,12 +46,12 @@ class _Mandate:
     count: int = 0
 
 
-def check_mandates(events: Sequence[AuditEvent], report: Report) -> None:
+def check_mandates(events: Sequence[AuditEvent], report: Report, *, trust: TrustRoot) -> None:
     """Add a finding for every write that a mandate in ``events`` did not allow."""
+    enrolments = Enrolments(passkeys_in(events), enrolments_in(events), trust)
     mandates: dict[str, _Mandate] = {}
     tools: dict[str, tuple[str | None, str | None]] = {}
     held: dict[str, tuple[_Mandate, int]] = {}
-    passkeys = passkeys_in(events)
     for event in events:
         data = payload_of(event)
         kind = event.kind
@@ -57,7 +59,8 @@ def check_mandates(events: Sequence[AuditEvent], report: Report) -> None:
             mid = str(data.get("mandate_id"))
             mandates[mid] = _Mandate(mid, data)
         elif kind in ("mandate.approved", "mandate.rejected"):
-            _decision(mandates.get(str(data.get("mandate_id"))), event, data, passkeys, report)
+            found = mandates.get(str(data.get("mandate_id")))
+            _decision(found, event, data, report, enrolments)
         elif kind in ("mandate.revoked", "mandate.ended", "mandate.expired"):
             found = mandates.get(str(data.get("mandate_id")))
             if found is not None and found.ended_at is None:
@@ -76,8 +79,8 @@ def _decision(
     m: _Mandate | None,
     event: AuditEvent,
     data: dict[str, Any],
-    passkeys: Mapping[tuple[str, str], Any],
     report: Report,
+    enrolments: Enrolments,
 ) -> None:
     if m is None:
         return
@@ -102,7 +105,7 @@ def _decision(
     elif step != f"role:{policy.get('role')}":
         report.fail("approval_role_mismatch", f"{where}: {person!r} approved as {step!r}")
         return
-    if not _device_ok(m, event, data, policy, passkeys, report):
+    if not _device_ok(m, event, data, policy, report, enrolments):
         return
     m.approvers[person] = step
     if m.active_at is None and _complete(m, policy):
@@ -114,8 +117,8 @@ def _device_ok(
     event: AuditEvent,
     data: dict[str, Any],
     policy: dict[str, Any],
-    passkeys: Mapping[tuple[str, str], Any],
     report: Report,
+    enrolments: Enrolments,
 ) -> bool:
     device = data.get("device")
     where = f"mandate {m.mandate_id}: #{event.seq}"
@@ -131,16 +134,20 @@ def _device_ok(
             version=int(device.get("version", 0)),
             args_digest=str(m.data.get("digest")),
             decision="approve",
+            subject=str(event.actor),
+            tenant=event.tenant,
         )
     except (DeviceCheckFailed, AttributeError, TypeError, ValueError) as exc:
         report.fail("device_signature_invalid", f"{where}: {exc}")
         return False
-    # As for a proposal: the assertion's key must be one the person enrolled.
-    enrolled = passkeys.get((str(event.actor), str(device.get("credential_id"))))
-    if enrolled is None:
-        report.notes.append(f"{where}: passkey enrolment not in this range")
-    elif enrolled != device.get("public_key"):
+    pair = (str(event.actor), str(device.get("credential_id")))
+    enrolled = enrolments.keys.get(pair)
+    if enrolled is not None and enrolled != device.get("public_key"):
         report.fail("device_key_unknown", f"{where} used a key never enrolled")
+        return False
+    refusal = enrolments.refusal(pair)
+    if refusal is not None:
+        report.fail("device_enrolment_unvouched", f"{where}: {refusal}")
         return False
     report.device_signatures += 1
     return True

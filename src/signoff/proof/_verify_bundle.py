@@ -68,8 +68,8 @@ def verify_bundle(
     tree, prev = _start(bundle, checkpoints, report)
     _walk(bundle, tree, prev, checkpoints, mine, report)
     _coverage(bundle, checkpoints, trust, allow_uncovered, report)
-    check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events))
-    check_mandates(bundle.events, report)
+    check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events), trust=trust)
+    check_mandates(bundle.events, report, trust=trust)
     # Only what a trusted checkpoint covers is proven, --allow-uncovered or not.
     report.proven = proven_executions(bundle.events[: report.covered])
     check_expected(expect, report)

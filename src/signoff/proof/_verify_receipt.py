@@ -95,7 +95,7 @@ def verify_receipt(
     _check_replays(events, report)
     _check_tenant(events, str(claims.get("tenant")), report)
     _check_stated(claims, events, report)
-    check_proposals(events, report, passkeys=passkeys_in(events))
+    check_proposals(events, report, passkeys=passkeys_in(events), trust=trust)
     report.events = len(events)
     report.checkpoints = 0 if checkpoint is None else 1
     report.proven = proven_executions(events)

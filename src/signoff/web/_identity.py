@@ -55,6 +55,8 @@ class SignIn:
     valid_until: datetime
     preferences: dict[str, str] = field(default_factory=dict)
     """The identity token's ``locale`` and ``zoneinfo`` (how the pages speak and tell time)."""
+    id_token: str = ""
+    """The provider-signed ID token of an OIDC sign-in (evidence for a vouched enrolment)."""
 
 
 def sign_in_with_jwt(authenticator: Authenticator, token: str) -> SignIn:
@@ -93,7 +95,9 @@ class LoginProvider(Protocol):
     claims to a person (with ``auth_time`` and ``acr`` when the token has them),
     or raises :class:`~signoff.exceptions.NotAuthenticated`. For a step-up the
     pages pass ``max_age`` and ``acr_values`` to :meth:`authorization_url`, to
-    send to the provider as OIDC asks (they are never passed otherwise).
+    send to the provider as OIDC asks (they are never passed otherwise); to vouch
+    for a passkey's enrolment, ``max_age=0`` and ``prompt="login"``, and they keep
+    the :class:`SignIn`'s ``id_token`` as the enrolment's evidence.
     """
 
     @property
@@ -115,6 +119,7 @@ class LoginProvider(Protocol):
         redirect_uri: str,
         max_age: int | None = None,
         acr_values: Sequence[str] = (),
+        prompt: str | None = None,
     ) -> str: ...
 
     def complete(

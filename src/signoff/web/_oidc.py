@@ -36,6 +36,7 @@ class OidcLoginProvider:
         redirect_uri: str,
         max_age: int | None = None,
         acr_values: Sequence[str] = (),
+        prompt: str | None = None,
     ) -> str:
         return self._login.authorization_url(
             state=state,
@@ -44,13 +45,14 @@ class OidcLoginProvider:
             redirect_uri=redirect_uri,
             max_age=max_age,
             acr_values=acr_values,
+            prompt=prompt,
         )
 
     def complete(self, *, code: str, nonce: str, code_verifier: str, redirect_uri: str) -> SignIn:
         result = self._login.complete(
             code=code, nonce=nonce, code_verifier=code_verifier, redirect_uri=redirect_uri
         )
-        return SignIn(result.principal, result.valid_until, result.preferences)
+        return SignIn(result.principal, result.valid_until, result.preferences, result.id_token)
 
 
 def oidc_providers(authenticator: Authenticator) -> list[LoginProvider]:

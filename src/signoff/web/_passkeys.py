@@ -3,8 +3,10 @@
 The ceremony runs in ``static/passkey.js`` (CSP: same-origin scripts only, no
 inline code, no fetch): the page carries the options in a data attribute, the
 script calls ``navigator.credentials.create`` and posts the result with the
-form. py_webauthn verifies it; the gate keeps it and records
-``passkey.registered`` in the person's tenant chain.
+form. py_webauthn verifies it; when the person signed in through an OpenID
+provider, that provider vouches for it first (a fresh sign-in bound to the
+credential, ``_enrolment.py``); the gate keeps it and records
+``passkey.registered`` in the person's tenant chain, with that evidence.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from starlette.responses import RedirectResponse, Response
 
 from signoff._model import Decision, Principal, Proposal, ProposalStatus
 from signoff.exceptions import DeviceSignatureInvalid, InvalidRequest, SignoffError
+from signoff.web import _enrolment
 from signoff.web._forms import posted_form
 from signoff.web._refusals import refusal_page
 from signoff.web._session import WebSession
 from signoff.web._ui import PREFIX, Ui, signed_in
-from signoff.web._webauthn import RelyingParty
+from signoff.web._webauthn import RelyingParty, payment_request
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 MAX_CREDENTIAL = 16_384
@@ -70,6 +73,9 @@ async def enrol(request: Request) -> Response:
         passkey = ui.ceremonies.verify_registration(
             relying_party(ui, request), session, salt, credential
         )
+        provider = _enrolment.vouching_provider(ui, session)
+        if provider is not None:
+            return _enrolment.start(ui, request, session, provider, passkey)
         await run_in_threadpool(ui.app_state.gate.register_passkey, principal, **passkey)
     except SignoffError as exc:
         return refusal_page(ui, session, exc)
@@ -87,8 +93,10 @@ def device_context(
     if not enrolled or ui.ceremonies is None:
         return {"device": {"rule": rule, "options": None}}
     nonce = ui.ceremonies.nonce(session, proposal)
-    options = ui.ceremonies.approval_options(relying_party(ui, request), proposal, nonce, enrolled)
-    return {"device": {"rule": rule, "options": options, "nonce": nonce}}
+    rp = relying_party(ui, request)
+    options = ui.ceremonies.approval_options(rp, principal, proposal, nonce, enrolled)
+    payment = payment_request(rp, proposal)
+    return {"device": {"rule": rule, "options": options, "nonce": nonce, "payment": payment}}
 
 
 def signed_decision(
@@ -111,6 +119,7 @@ def signed_decision(
     device = ui.ceremonies.verify_approval(
         relying_party(ui, request),
         session,
+        principal,
         proposal,
         decision.expected_version,
         nonce,

@@ -54,6 +54,8 @@ class PendingLogin:
     next_path: str
     max_age: str = ""
     acr_values: str = ""
+    enrolment: str = ""
+    """A passkey waiting for this sign-in to vouch for it (JSON; ``web/_enrolment.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +140,7 @@ def _login_fields(login: PendingLogin) -> tuple[str, ...]:
         login.next_path,
         login.max_age,
         login.acr_values,
+        login.enrolment,
     )
 
 

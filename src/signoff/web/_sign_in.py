@@ -18,6 +18,7 @@ from starlette.responses import RedirectResponse, Response
 from signoff.catalog._types import MAX_STEP_UP_AGE
 from signoff.exceptions import NotAuthenticated
 from signoff.http._settings import SettingsError
+from signoff.web import _enrolment
 from signoff.web._forms import posted_form
 from signoff.web._identity import DEMO_USERS, SignIn, demo_user, sign_in_person, sign_in_with_jwt
 from signoff.web._locale import remember_preferences
@@ -155,13 +156,13 @@ def oidc_callback(
     ):
         return _login_failed(ui, session, f"{PREFIX}/inbox", _LOGIN_LOST)
     try:
-        signed = provider.complete(
+        completed = provider.complete(
             code=code,
             nonce=login.nonce,
             code_verifier=login.code_verifier,
             redirect_uri=_callback_uri(request, name),
         )
-        signed = sign_in_person(signed.principal, signed.valid_until)
+        signed = sign_in_person(completed.principal, completed.valid_until)
         if login.max_age and signed.principal.auth_time is None:
             # OIDC Core 3.1.2.1: with max_age, the ID token must say when (auth_time).
             raise NotAuthenticated(
@@ -170,6 +171,8 @@ def oidc_callback(
             )
     except NotAuthenticated as exc:
         return _login_failed(ui, session, login.next_path, exc.message)
+    if login.enrolment:
+        return _enrolment.finish(ui, session, login, completed)
     response = _start_session(ui, session, signed, via=f"oidc:{name}", next_path=login.next_path)
     ui.set_login_cookie(response, None)
     return response

@@ -7,6 +7,7 @@ import { constants, createPublicKey, verify, type KeyObject } from "node:crypto"
 
 import { concat, equalBytes, fromBase64url, sha256, toBase64url, utf8 } from "./bytes.js";
 import { jcs } from "./jcs.js";
+import { paymentRefusal } from "./spc.js";
 
 export interface DeviceAssertion {
   credential_id: string;
@@ -35,14 +36,20 @@ export function parseDevice(value: unknown): DeviceAssertion | string {
   return d as unknown as DeviceAssertion;
 }
 
-/** `SHA-256(JCS({args_digest, decision: "approve", nonce, proposal_id, version}))`. */
-export function deviceChallenge(proposalId: string, argsDigest: string, nonce: string, version: number): Uint8Array {
-  return sha256(utf8(jcs({ args_digest: argsDigest, decision: "approve", nonce, proposal_id: proposalId, version })));
+/** The approver the challenge binds: the event's actor and tenant. */
+export interface Approver {
+  subject: string;
+  tenant: string;
 }
 
-/** Null when the assertion verifies for this proposal and digest, else the reason it does not. */
-export function deviceRefusal(device: DeviceAssertion, proposalId: string, argsDigest: string): string | null {
-  const challenge = deviceChallenge(proposalId, argsDigest, device.nonce, device.version);
+/** `SHA-256(JCS({args_digest, decision: "approve", nonce, proposal_id, subject, tenant, version}))`. */
+export function deviceChallenge(proposalId: string, argsDigest: string, nonce: string, version: number, approver: Approver): Uint8Array {
+  return sha256(utf8(jcs({ args_digest: argsDigest, decision: "approve", nonce, proposal_id: proposalId, subject: approver.subject, tenant: approver.tenant, version })));
+}
+
+/** Null when the assertion verifies for this proposal, digest and approver, else the reason it does not. */
+export function deviceRefusal(device: DeviceAssertion, proposalId: string, argsDigest: string, approver: Approver, previewDigest: string | null = null): string | null {
+  const challenge = deviceChallenge(proposalId, argsDigest, device.nonce, device.version, approver);
   const clientDataBytes = fromBase64url(device.client_data_json);
   const authenticatorData = fromBase64url(device.authenticator_data);
   const signature = fromBase64url(device.signature);
@@ -54,9 +61,13 @@ export function deviceRefusal(device: DeviceAssertion, proposalId: string, argsD
     return "client_data_json is not JSON";
   }
   const c = (typeof clientData === "object" && clientData !== null ? clientData : {}) as Record<string, unknown>;
-  if (c["type"] !== "webauthn.get") return `the client data's type is ${JSON.stringify(c["type"])}, not webauthn.get`;
-  if (c["challenge"] !== toBase64url(challenge)) return "the assertion was made over another challenge (another proposal, digest, version or nonce)";
+  if (c["type"] !== "webauthn.get" && c["type"] !== "payment.get") return `the client data's type is ${JSON.stringify(c["type"])}, not webauthn.get`;
+  if (c["challenge"] !== toBase64url(challenge)) return "the assertion was made over another challenge (another proposal, digest, version, nonce or approver)";
   if (c["origin"] !== device.origin) return `the client data names the origin ${JSON.stringify(c["origin"])}, not ${JSON.stringify(device.origin)}`;
+  if (c["type"] === "payment.get") {
+    const shown = paymentRefusal(c, (device as unknown as Record<string, unknown>)["preview"], previewDigest);
+    if (shown !== null) return shown;
+  }
   if (authenticatorData.length < 37) return "the authenticator data is shorter than 37 bytes";
   if (!equalBytes(authenticatorData.subarray(0, 32), sha256(utf8(device.rp_id)))) return `the authenticator data is not for the RP ID ${device.rp_id}`;
   const flags = authenticatorData[32] as number;

@@ -6,6 +6,7 @@
  * that reads the approval's `data`, reports its own codes and counts what it verified.
  */
 import { deviceRefusal, parseDevice } from "./device.js";
+import { enrolmentRefusal } from "./enrolment.js";
 import { eventData, type AuditEvent } from "./events.js";
 import { jcs } from "./jcs.js";
 import type { Findings, ProvenApprover, ProvenExecution } from "./report.js";
@@ -23,12 +24,16 @@ export interface ApprovalContext {
   /** The proposal (or mandate) the approval decided, and its digest: what the evidence must bind. */
   subjectId: string;
   digest: string;
+  /** The `preview_digest` `proposal.created` recorded: what a payment confirmation's preview must have. */
+  previewDigest?: string | null;
   policy: Policy;
   approval: AuditEvent;
   /** The approval's parsed `data`. */
   data: Record<string, unknown>;
   /** (person, credential id) → the public JWK their last `passkey.registered` among the events enrolled. */
   passkeys: ReadonlyMap<string, unknown>;
+  /** (person, credential id) → the `passkey.registered` event that enrolled it (§9.1). */
+  enrolments: ReadonlyMap<string, AuditEvent>;
   trust: TrustRoot;
   findings: Findings;
   counts: { devices: number };
@@ -51,6 +56,15 @@ export function passkeysIn(events: readonly AuditEvent[]): Map<string, unknown> 
   return found;
 }
 
+/** (person, credential id) → the last `passkey.registered` event of that pair. */
+export function enrolmentsIn(events: readonly AuditEvent[]): Map<string, AuditEvent> {
+  const found = new Map<string, AuditEvent>();
+  for (const e of events) {
+    if (e.kind === "passkey.registered" && e.actor !== null) found.set(passkeyKey(e.actor, eventData(e)["credential_id"]), e);
+  }
+  return found;
+}
+
 /** §9: a device assertion where the policy requires one, and wherever one was given. */
 export function deviceEvidence(context: ApprovalContext): boolean {
   const { data, policy, approval, findings, subjectId } = context;
@@ -62,7 +76,7 @@ export function deviceEvidence(context: ApprovalContext): boolean {
     return false;
   }
   const device = parseDevice(data["device"]);
-  const refusal = typeof device === "string" ? device : deviceRefusal(device, subjectId, context.digest);
+  const refusal = typeof device === "string" ? device : deviceRefusal(device, subjectId, context.digest, { subject: String(approval.actor), tenant: approval.tenant }, context.previewDigest ?? null);
   if (typeof device === "string" || refusal !== null) {
     findings.add("device_signature_invalid", `${where}: the device assertion does not verify: ${refusal}`, at);
     return false;
@@ -73,8 +87,12 @@ export function deviceEvidence(context: ApprovalContext): boolean {
       findings.add("device_key_unknown", `${where}: ${approval.actor} enrolled the credential ${device.credential_id} with another public key`, at);
       return false;
     }
-  } else if (approval.kind === "decision.approved") {
-    findings.note(`${where}: passkey enrolment not in this range`);
+  }
+  const registered = context.enrolments.get(key);
+  const unvouched = registered === undefined ? "the passkey's enrolment is not in this range" : enrolmentRefusal(registered, context.trust);
+  if (unvouched !== null) {
+    findings.add("device_enrolment_unvouched", `${where}: ${unvouched}`, at);
+    return false;
   }
   context.counts.devices += 1;
   return true;
@@ -146,10 +164,11 @@ export function checkProposals(events: readonly AuditEvent[], trust: TrustRoot, 
     else if (e.kind === "token.consumed" || (e.kind.startsWith("execution.") && e.kind !== "execution.started")) p.executed.push(e);
   }
   const passkeys = passkeysIn(events);
+  const enrolments = enrolmentsIn(events);
   const results: ProposalResults = { proven: [], executions: 0, devices: 0 };
   const counts = { devices: 0 };
   for (const p of proposals.values()) {
-    checkOne(p, trust, findings, passkeys, counts);
+    checkOne(p, trust, findings, passkeys, enrolments, counts);
     if (p.executed.length > 0) results.executions += 1;
     const claims = statedClaims(p);
     if (claims !== null && claims.seq <= coveredUpTo) results.proven.push(claims.claims);
@@ -158,7 +177,7 @@ export function checkProposals(events: readonly AuditEvent[], trust: TrustRoot, 
   return results;
 }
 
-function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, unknown>, counts: { devices: number }): void {
+function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, unknown>, enrolments: ReadonlyMap<string, AuditEvent>, counts: { devices: number }): void {
   const created = eventData(p.creation);
   const digest = text(created["args_digest"]);
   const policy = policyOf(created["policy"]);
@@ -204,7 +223,7 @@ function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: R
   const data = new Map(p.approvals.map((a) => [a, eventData(a)]));
   for (const approval of p.approvals) {
     for (const evidence of APPROVAL_EVIDENCE) {
-      evidence({ subjectId: p.id, digest: digest ?? "", policy, approval, data: data.get(approval) ?? {}, passkeys, trust, findings, counts });
+      evidence({ subjectId: p.id, digest: digest ?? "", previewDigest: text(created["preview_digest"]), policy, approval, data: data.get(approval) ?? {}, passkeys, enrolments, trust, findings, counts });
     }
   }
 }

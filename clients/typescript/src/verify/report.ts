@@ -27,6 +27,7 @@ export type FindingCode =
   | "device_signature_missing"
   | "device_signature_invalid"
   | "device_key_unknown"
+  | "device_enrolment_unvouched"
   | "receipt_signature"
   | "key_window"
   | "receipt_mismatch"

@@ -1,8 +1,28 @@
 // Passkey ceremonies of the confirmation page, from this same-origin file (CSP: no inline
 // script, no fetch). The page carries the server's options in a data attribute; this script
 // asks the authenticator and posts its answer with the form. The server checks everything.
+// For a proposal that moves money (data-payment), the approval is a Secure Payment
+// Confirmation where the browser offers it: the browser's own dialog shows the payee and the
+// amount, and the signed client data carries them. WebAuthn is the fallback.
 (function () {
   "use strict";
+
+  let spcAvailable = null;
+
+  // Feature detection: PaymentRequest with SPC, and the browser saying it is available.
+  async function spc() {
+    if (spcAvailable === null) {
+      spcAvailable = false;
+      try {
+        if (window.PaymentRequest && typeof PaymentRequest.securePaymentConfirmationAvailability === "function") {
+          spcAvailable = (await PaymentRequest.securePaymentConfirmationAvailability()) === "available";
+        }
+      } catch (error) {
+        spcAvailable = false;
+      }
+    }
+    return spcAvailable;
+  }
 
   function toBuffer(text) {
     const base64 = text.replace(/-/g, "+").replace(/_/g, "/");
@@ -33,6 +53,8 @@
     options.challenge = toBuffer(options.challenge);
     options.user.id = toBuffer(options.user.id);
     options.excludeCredentials = descriptors(options.excludeCredentials);
+    // A passkey that may also confirm payments (SPC needs the payment extension).
+    if (await spc()) options.extensions = Object.assign({}, options.extensions, { payment: { isPayment: true } });
     const credential = await navigator.credentials.create({ publicKey: options });
     form.elements.credential.value = JSON.stringify({
       id: credential.id,
@@ -47,11 +69,39 @@
     });
   }
 
+  async function confirmPayment(options, payment) {
+    const request = new PaymentRequest(
+      [{
+        supportedMethods: "secure-payment-confirmation",
+        data: {
+          credentialIds: options.allowCredentials.map(function (item) { return item.id; }),
+          challenge: options.challenge,
+          rpId: payment.rpId,
+          payeeName: payment.payeeName,
+          instrument: payment.instrument,
+          timeout: options.timeout || 300000,
+        },
+      }],
+      { total: { label: "Total", amount: payment.total } }
+    );
+    const response = await request.show();
+    await response.complete("success");
+    return response.details;
+  }
+
   async function sign(form) {
     const options = JSON.parse(form.dataset.deviceOptions);
     options.challenge = toBuffer(options.challenge);
     options.allowCredentials = descriptors(options.allowCredentials);
-    const credential = await navigator.credentials.get({ publicKey: options });
+    let credential = null;
+    if (form.dataset.payment && (await spc())) {
+      try {
+        credential = await confirmPayment(options, JSON.parse(form.dataset.payment));
+      } catch (error) {
+        credential = null; // e.g. a passkey enrolled without the payment extension
+      }
+    }
+    if (credential === null) credential = await navigator.credentials.get({ publicKey: options });
     form.elements.device_assertion.value = JSON.stringify({
       id: credential.id,
       rawId: toText(credential.rawId),
