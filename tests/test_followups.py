@@ -51,6 +51,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
                 ("acme", "alice", "refund_approver"),
                 ("acme", "fred", "finance_lead"),
                 ("acme", "carol", "support"),
+                ("acme", "olga", "signoff_admin"),
             ]
         )
         yield b
@@ -202,3 +203,22 @@ def test_an_undecided_proposal_expires_once_and_is_told_by_webhook(
     (told,) = receiver.requests
     assert b'"proposal.expired"' in told.body and proposal.proposal_id.encode() in told.body
     assert gate.proposal(AGENT, proposal.proposal_id).status is ProposalStatus.EXPIRED
+
+
+def test_the_inbox_follows_escalation_and_reassignment(backend: Backend, tmp_path: Path) -> None:
+    """The finance lead's inbox shows it from 30m; after a reassignment to erin, alice's
+    inbox no longer does, and erin's does."""
+    gate = policy_gate(backend, tmp_path)
+    pid = gate.propose(AGENT, "refund_order", REFUND).proposal_id
+
+    def inbox(who: Principal) -> list[str]:
+        return [p.proposal_id for p in gate.inbox(who)]
+
+    assert (inbox(APPROVER), inbox(FRED), inbox(ERIN)) == ([pid], [], [])
+    backend.clock.advance(timedelta(minutes=30))
+    gate.follow_up()
+    assert (inbox(APPROVER), inbox(FRED), inbox(ERIN)) == ([pid], [pid], [pid])
+    assert inbox(CAROL) == [] and inbox(REQUESTER) == []
+    admin = Principal("olga", "acme", roles=frozenset({"signoff_admin"}))
+    gate.reassign(admin, pid, to=["person:erin"], reason="finance is at the offsite")
+    assert (inbox(APPROVER), inbox(FRED), inbox(ERIN)) == ([], [], [pid])

@@ -189,8 +189,10 @@ def named(
         kind, _, name = target.partition(":")
         if kind == "person" and name == subject:
             return True
-        if kind == "role" and name in held and (
-            directory is None or directory.holds_role(tenant, subject, name)
+        if (
+            kind == "role"
+            and name in held
+            and (directory is None or directory.holds_role(tenant, subject, name))
         ):
             return True
     return False
