@@ -150,7 +150,7 @@ async def cancel(proposal_id: ProposalId, caller: Caller, state: State) -> Propo
     "/{proposal_id}/reassignment",
     operation_id="reassignProposal",
     response_model=ProposalView,
-    responses=problems(400, 401, 403, 404, 409, 422),
+    responses=problems(400, 401, 403, 404, 409),
     summary="An admin hands a pending proposal to other people (audited)",
 )
 async def reassign(

@@ -2755,15 +2755,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Clarification needed, re-typed value differs, or Idempotency-Key reused. Codes: `clarification_needed`, `idempotency_key_reused`, `not_batchable`, `policy_undecidable`, `retype_mismatch` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
             503: {
                 headers: {
