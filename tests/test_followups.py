@@ -222,3 +222,19 @@ def test_the_inbox_follows_escalation_and_reassignment(backend: Backend, tmp_pat
     admin = Principal("olga", "acme", roles=frozenset({"signoff_admin"}))
     gate.reassign(admin, pid, to=["person:erin"], reason="finance is at the offsite")
     assert (inbox(APPROVER), inbox(FRED), inbox(ERIN)) == ([], [], [pid])
+
+
+def test_a_pass_reaches_every_pending_proposal_past_the_first_page(
+    backend: Backend, tmp_path: Path
+) -> None:
+    """Pages of two: older proposals whose steps are done never starve newer ones."""
+    gate = policy_gate(backend, tmp_path)
+    early = [
+        gate.propose(AGENT, "refund_order", {**REFUND, "order_id": o}).proposal_id
+        for o in ("ord_1001", "ord_1002", "ord_1003")
+    ]
+    backend.clock.advance(timedelta(minutes=10))
+    assert sorted(gate.follow_up(limit=2).reminded) == sorted(early)
+    late = gate.propose(AGENT, "refund_order", {**REFUND, "order_id": "ord_1004"}).proposal_id
+    backend.clock.advance(timedelta(minutes=10))
+    assert gate.follow_up(limit=2).reminded == [late]

@@ -79,17 +79,31 @@ def due_followups(proposal: Proposal, now_micros: int, done: set[str]) -> list[F
 
 
 def run_followups(ctx: GateContext, *, limit: int = 100) -> FollowupPass:
-    """One pass: expire what is past its deadline, then take every due reminder and escalation."""
+    """One pass: expire what is past its deadline, then take every due reminder and escalation.
+
+    Every pending proposal with an escalation is looked at, a page of ``limit`` at a time, in
+    reads; a write transaction opens only for one that has a step due.
+    """
     from signoff.gate._lifecycle import expire_due
 
     done = FollowupPass(expired=expire_due(ctx))
-    now = ctx.now_micros()
-    with ctx.store.read() as tx:
-        pending = tx.pending_with_followups(now, limit)
-    for tenant, proposal_id in pending:
-        for step in ctx.write(partial(_take_due, ctx, tenant=tenant, proposal_id=proposal_id)):
-            (done.escalated if step == ESCALATE else done.reminded).append(proposal_id)
-    return done
+    after: tuple[int, str] | None = None
+    while True:
+        now = ctx.now_micros()
+        with ctx.store.read() as tx:
+            page = tx.pending_with_followups(now, limit, after)
+            due = [(t, p) for t, p, _ in page if _has_due(tx, t, p, now)]
+        for tenant, proposal_id in due:
+            for step in ctx.write(partial(_take_due, ctx, tenant=tenant, proposal_id=proposal_id)):
+                (done.escalated if step == ESCALATE else done.reminded).append(proposal_id)
+        if len(page) < limit:
+            return done
+        after = (page[-1][2], page[-1][1])
+
+
+def _has_due(tx: SqlTransaction, tenant: str, proposal_id: str, now: int) -> bool:
+    proposal = tx.proposal(tenant, proposal_id)
+    return proposal is not None and bool(due_followups(proposal, now, tx.followups(proposal_id)))
 
 
 def _take_due(ctx: GateContext, tx: SqlTransaction, *, tenant: str, proposal_id: str) -> list[str]:

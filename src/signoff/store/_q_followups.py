@@ -65,14 +65,22 @@ class FollowupQueries(SqlBase):
         ).fetchone()
         return Assignment(tuple(str(r[0]) for r in rows), replaced is not None)
 
-    def pending_with_followups(self, now: int, limit: int) -> list[tuple[str, str]]:
-        """(tenant, proposal id) of awaiting proposals whose policy names an escalation."""
+    def pending_with_followups(
+        self, now: int, limit: int, after: tuple[int, str] | None = None
+    ) -> list[tuple[str, str, int]]:
+        """(tenant, proposal id, created_at) of awaiting proposals whose policy names an
+        escalation, oldest first; ``after`` is the previous page's last (created_at, id)."""
+        where = "status = 'awaiting_confirmation' AND expires_at > ? AND policy LIKE ?"
+        params: list[object] = [now, '%"escalation":%']
+        if after is not None:
+            where += " AND (created_at > ? OR (created_at = ? AND proposal_id > ?))"
+            params += [after[0], after[0], after[1]]
         rows = self.run(
-            "SELECT tenant, proposal_id FROM proposals WHERE status = 'awaiting_confirmation' "
-            "AND expires_at > ? AND policy LIKE ? ORDER BY created_at, proposal_id LIMIT ?",
-            (now, '%"escalation":%', limit),
+            f"SELECT tenant, proposal_id, created_at FROM proposals WHERE {where} "
+            "ORDER BY created_at, proposal_id LIMIT ?",
+            (*params, limit),
         ).fetchall()
-        return [(str(r[0]), str(r[1])) for r in rows]
+        return [(str(r[0]), str(r[1]), int(r[2])) for r in rows]
 
     def bump_proposal_version(self, proposal_id: str, expected_version: int, now: int) -> bool:
         """A pending proposal's version moves on (who may decide changed); True if we won."""
