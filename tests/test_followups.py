@@ -224,6 +224,24 @@ def test_the_inbox_follows_escalation_and_reassignment(backend: Backend, tmp_pat
     assert (inbox(APPROVER), inbox(FRED), inbox(ERIN)) == ([], [], [pid])
 
 
+def test_after_a_reassignment_no_escalation_comes_but_reminders_do(
+    backend: Backend, tmp_path: Path
+) -> None:
+    """Reassigned at 5m: the 10m reminder goes, the 30m escalation never widens it again."""
+    gate = policy_gate(backend, tmp_path)
+    pid = gate.propose(AGENT, "refund_order", REFUND).proposal_id
+    backend.clock.advance(timedelta(minutes=5))
+    admin = Principal("olga", "acme", roles=frozenset({"signoff_admin"}))
+    gate.reassign(admin, pid, to=["person:erin"], reason="alice is away")
+    backend.clock.advance(timedelta(minutes=5))
+    assert gate.follow_up().reminded == [pid]
+    backend.clock.advance(timedelta(minutes=20))
+    assert gate.follow_up().escalated == []
+    with pytest.raises(NotFound):
+        gate.proposal(FRED, pid)
+    assert kinds(backend, "proposal.reassigned") == [pid]
+
+
 def test_a_pass_reaches_every_pending_proposal_past_the_first_page(
     backend: Backend, tmp_path: Path
 ) -> None:

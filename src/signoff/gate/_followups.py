@@ -62,7 +62,8 @@ def due_followups(proposal: Proposal, now_micros: int, done: set[str]) -> list[F
         Followup(f"{REMIND}:{n}", int(after))
         for n, after in enumerate(escalation.get("remind_after") or (), start=1)
     ]
-    if "escalate_after" in escalation:
+    if "escalate_after" in escalation and REASSIGNED not in done:
+        # An admin's reassignment is the last word on who decides: no escalation after it.
         steps.append(
             Followup(
                 ESCALATE,
