@@ -159,6 +159,21 @@ class WithDefault(WriteTool[DefaultArgs]):
     lookup = Good.lookup
 
 
+class ReservedArgs(StrictArgs):
+    text: str
+    signoff_mandate_id: str | None
+
+
+class ReservedName(WriteTool[ReservedArgs]):
+    name = "reserved"
+    description = "Takes a name the request tools keep for themselves."
+    side_effect = SideEffect.NONE
+    approver_role = "editor"
+    preview = Good.preview  # type: ignore[assignment]
+    execute = Good.execute  # type: ignore[assignment]
+    lookup = Good.lookup
+
+
 class NoSideEffect(Good):
     side_effect = "external"  # type: ignore[assignment]
 
@@ -189,6 +204,7 @@ BAD_TOOLS: list[tuple[type[WriteTool[Any]], str]] = [
     (LaxTool, r"LaxArgs is not strict"),
     (NestedLoose, r"Inner is not strict"),
     (WithDefault, r"DefaultArgs.pinned has a default"),
+    (ReservedName, r"starting with 'signoff_' are reserved .*signoff_mandate_id"),
     (NoSideEffect, r"must declare side_effect"),
     (BadReason, r"reject reason 'Wrong Text!' must be lower_snake_case"),
     (ArgsModelContradicts, r"args_model is DefaultArgs but the class says WriteTool\[NoteArgs\]"),

@@ -56,12 +56,21 @@ def test_request_tools_say_they_do_not_perform_the_action(dispatcher: OpenAIDisp
             assert "Creates a confirmation request" not in tool.description
 
 
-def test_request_tool_takes_exactly_the_catalog_schema(
+def test_request_tool_takes_the_catalog_schema_and_the_two_reserved_ids(
     world: World, dispatcher: OpenAIDispatcher
 ) -> None:
-    """The model fills in the tool's own arguments; nothing is added or loosened."""
-    request = _definitions(dispatcher)[0]["function"]
-    assert request["parameters"] == world.gate.catalog.schema("refund_order")
+    """The model fills in the tool's own arguments, untouched, plus two nullable reserved ids
+    (a mandate, a superseded proposal); nothing else is added or loosened."""
+    parameters = _definitions(dispatcher)[0]["function"]["parameters"]
+    own = world.gate.catalog.schema("refund_order")
+    reserved = ["signoff_mandate_id", "signoff_supersedes"]
+    assert parameters["required"] == [*own["required"], *reserved]
+    assert {k: v for k, v in parameters["properties"].items() if k not in reserved} == (
+        own["properties"]
+    )
+    assert parameters["additionalProperties"] is False
+    for name in reserved:
+        assert {"type": "null"} in parameters["properties"][name]["anyOf"]
 
 
 def test_execute_tool_takes_only_proposal_and_token(dispatcher: OpenAIDispatcher) -> None:

@@ -47,6 +47,8 @@ def test_the_mcp_client_sees_prefixed_reads_and_confirmation_tools_for_writes(
             assert tools["request_fs_write_file_confirmation"].input_schema["required"] == [
                 "path",
                 "content",
+                "signoff_mandate_id",  # the request tool's reserved ids, never the upstream's
+                "signoff_supersedes",
             ]
             assert "execute_confirmed_fs_create_directory" in tools  # unlisted: a write
             read = await client.call_tool(
@@ -90,7 +92,8 @@ def test_the_tool_list_follows_the_upstream(fs: FsWorld) -> None:
     async def body() -> set[str]:
         async with Client(server) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            return set(tools["request_fs_write_file_confirmation"].input_schema["properties"])
+            listed = tools["request_fs_write_file_confirmation"].input_schema["properties"]
+            return set(listed) - {"signoff_mandate_id", "signoff_supersedes"}
 
     deadline = time.monotonic() + 30
     while anyio.run(body) != {"path", "content", "mode"}:

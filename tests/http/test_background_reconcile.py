@@ -88,3 +88,39 @@ def test_a_quiet_log_is_checkpointed_by_the_worker(tmp_path: Path) -> None:
                 break
             time.sleep(0.1)
         assert covered == head
+
+
+def test_an_undecided_proposal_is_expired_by_the_worker_follow_up(tmp_path: Path) -> None:
+    """Past a one-second deadline nobody acted on, serve's follow-up pass marks it expired and
+    audits it once; with the pass off (reconciler on) nothing ends it."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[defaults.expiry]\nlow = "1s"\nmedium = "1s"\nhigh = "1s"\n')
+    for interval, expected in ((1, ["proposal.expired"]), (0, [])):
+        settings = Settings(
+            demo=True,
+            database_url=str(tmp_path / f"signoff-{interval}.db"),
+            policy_file=policy,
+            reconcile_interval_seconds=1,
+            followup_interval_seconds=interval,
+        )
+        app = create_app(settings)
+        with TestClient(app) as client:
+            store = app.state.signoff.gate.store
+            proposal = client.post(
+                "/v1/proposals",
+                json={"tool": "refund_order", "arguments": REFUND},
+                headers=auth(AGENT),
+            ).json()
+            kinds: list[str] = []
+            for _ in range(200 if interval else 60):
+                time.sleep(0.05)
+                with store.read() as tx:
+                    events = tx.audit_events_after("acme", 0, 100)
+                kinds = [
+                    e.kind
+                    for e in events
+                    if e.proposal_id == proposal["proposal_id"] and e.kind == "proposal.expired"
+                ]
+                if kinds:
+                    break
+            assert kinds == expected

@@ -24,6 +24,12 @@ export interface WriteToolSpec {
 }
 
 const REQUEST_NAME = /^request_(.+)_confirmation$/;
+/**
+ * Properties signoff's request tools carry beside a write tool's own arguments (a mandate, a
+ * superseded proposal). They are not the write tool's arguments: the adapters present the
+ * write tool itself, so they are left out of its schema here.
+ */
+export const RESERVED_ARGUMENTS: readonly string[] = ["signoff_mandate_id", "signoff_supersedes"];
 const OWN_DESCRIPTION = /confirm `[^`]+`: (.*?) The arguments are frozen/s;
 const SIDE_EFFECT = /Side effect once executed: ([a-z_]+)/;
 
@@ -53,12 +59,22 @@ export function writeTools(definitions: unknown): WriteToolSpec[] {
     found.push({
       name: match[1] as string,
       description: OWN_DESCRIPTION.exec(text)?.[1] ?? text,
-      parameters: parameters as JsonSchemaObject,
+      parameters: withoutReserved(parameters as JsonSchemaObject),
       sideEffect: SIDE_EFFECT.exec(text)?.[1],
     });
   }
   if (found.length === 0) throw new TypeError("the definitions hold no request_<tool>_confirmation tool");
   return found;
+}
+
+function withoutReserved(schema: JsonSchemaObject): JsonSchemaObject {
+  const properties = schema.properties;
+  if (properties === undefined) return schema;
+  const own = Object.fromEntries(
+    Object.entries(properties).filter(([name]) => !RESERVED_ARGUMENTS.includes(name)),
+  );
+  const required = schema.required?.filter((name) => !RESERVED_ARGUMENTS.includes(name));
+  return { ...schema, properties: own, ...(required === undefined ? {} : { required }) };
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -94,6 +94,8 @@ test("the catalog's write tools are read from all three formats of `signoff tool
     assert.equal(refund?.description, "Refund money to the customer who paid for an order.");
     assert.equal(refund?.sideEffect, "external");
     assert.deepEqual(refund?.parameters.required, ["order_id", "amount_minor", "currency", "reason"]);
+    // The request tool's reserved ids (signoff_mandate_id, signoff_supersedes) are not the tool's own.
+    assert.deepEqual(Object.keys(refund?.parameters.properties ?? {}), ["order_id", "amount_minor", "currency", "reason"]);
     assert.equal(refund?.parameters.additionalProperties, false);
   }
   assert.throws(() => writeTools({ nothing: true }), TypeError);

@@ -10,9 +10,11 @@ from pydantic import Field
 
 from signoff.agents import _outputs
 from signoff.agents._names import (
+    MANDATE_ARGUMENT,
     MANDATE_TOOL,
     REQUEST_DESCRIPTION_PREFIX,
     STATUS_TOOL,
+    SUPERSEDES_ARGUMENT,
     ToolKind,
     execute_name,
     request_name,
@@ -101,7 +103,7 @@ def _request_tool(catalog: Catalog, tool: WriteTool[Any]) -> AgentTool:
         kind=ToolKind.REQUEST,
         title=f"Request confirmation: {tool.name}",
         description=description,
-        input_schema=copy.deepcopy(catalog.schema(tool.name)),
+        input_schema=request_schema(catalog.schema(tool.name)),
         output_schema=copy.deepcopy(_outputs.REQUEST_OUTPUT),
         write_tool=tool.name,
         # It records a proposal (so not read-only) but changes nothing else.
@@ -110,6 +112,34 @@ def _request_tool(catalog: Catalog, tool: WriteTool[Any]) -> AgentTool:
         idempotent=False,
         open_world=False,
     )
+
+
+_RESERVED_SCHEMAS: dict[str, dict[str, Any]] = {
+    MANDATE_ARGUMENT: {
+        "anyOf": [{"type": "string", "maxLength": MAX_ID_CHARS}, {"type": "null"}],
+        "description": "signoff: the standing approval (mandate_id) a person gave you for such "
+        "requests; a write it covers is confirmed at once. null when there is none.",
+    },
+    SUPERSEDES_ARGUMENT: {
+        "anyOf": [{"type": "string", "maxLength": MAX_ID_CHARS}, {"type": "null"}],
+        "description": "signoff: the proposal_id a reviewer returned with a request for "
+        "changes that this request answers. null otherwise.",
+    },
+}
+
+
+def request_schema(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The write tool's strict schema plus the two reserved properties (required, nullable,
+    as strict mode wants); the tool's own properties are untouched."""
+    schema = copy.deepcopy(arguments)
+    properties = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(properties, dict):
+        return schema
+    for name, reserved in _RESERVED_SCHEMAS.items():
+        if name not in properties:
+            properties[name] = copy.deepcopy(reserved)
+            schema["required"] = [*schema.get("required", []), name]
+    return schema
 
 
 def _execute_tool(tool: WriteTool[Any]) -> AgentTool:

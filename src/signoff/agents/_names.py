@@ -10,6 +10,11 @@ from signoff.exceptions import CatalogError, UnknownTool
 
 STATUS_TOOL = "get_proposal_status"
 MANDATE_TOOL = "get_mandate_status"
+MANDATE_ARGUMENT = "signoff_mandate_id"
+SUPERSEDES_ARGUMENT = "signoff_supersedes"
+RESERVED_ARGUMENTS = (MANDATE_ARGUMENT, SUPERSEDES_ARGUMENT)
+"""Beside a write tool's own arguments in its request tool; never part of the proposal's
+arguments (nor of their digest). The catalog refuses tools that declare them."""
 REQUEST_DESCRIPTION_PREFIX = "Creates a confirmation request; does not perform the action."
 # OpenAI function names: 1..64 of [a-zA-Z0-9_-]; MCP accepts the same set.
 _FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

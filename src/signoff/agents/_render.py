@@ -194,7 +194,7 @@ def _proposal_next_step(
         ProposalStatus.CHANGES_REQUESTED: (
             "A person asked for changes; nothing was done. Read changes_requested (a note and "
             f"suggested argument values), tell the user, and if they agree call {request} "
-            "again with the changed arguments (over HTTP, name this proposal in supersedes). "
+            "again with the changed arguments and this proposal_id in signoff_supersedes. "
             "This proposal itself can never be approved."
         ),
         ProposalStatus.CANCELLED: "It was cancelled; nothing will run.",
@@ -231,7 +231,7 @@ def mandate_payload(state: Any) -> dict[str, Any]:
             for w in state.writes
         ],
         "next_step": (
-            f"Writes of {m.tool} proposed with this mandate_id (POST /v1/proposals) within "
+            f"Writes of {m.tool} requested with this mandate_id (signoff_mandate_id) within "
             "these limits are confirmed at once; anything else is refused with the limit it hit."
             if live
             else "This standing approval covers nothing now; ask the user."

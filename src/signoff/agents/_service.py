@@ -16,13 +16,20 @@ import pydantic
 
 from signoff._model import ExecutionResult, ExecutionStatus, Principal, Proposal, ProposalStatus
 from signoff.agents._definitions import (
+    MAX_ID_CHARS,
     AgentTool,
     ExecuteArgs,
     MandateArgs,
     StatusArgs,
     agent_tools,
 )
-from signoff.agents._names import ToolKind, parse_name
+from signoff.agents._names import (
+    MANDATE_ARGUMENT,
+    RESERVED_ARGUMENTS,
+    SUPERSEDES_ARGUMENT,
+    ToolKind,
+    parse_name,
+)
 from signoff.agents._refusals import refusal_payload
 from signoff.agents._render import (
     ConfirmationPages,
@@ -105,7 +112,14 @@ class AgentTools:
     def _request(
         self, principal: Principal, write_tool: str, arguments: RawArguments
     ) -> ToolOutput:
-        proposal = self.gate.propose(principal, write_tool, arguments)
+        own, reserved = split_reserved(arguments)
+        proposal = self.gate.propose(
+            principal,
+            write_tool,
+            own,
+            mandate_id=reserved.get(MANDATE_ARGUMENT),
+            supersedes=reserved.get(SUPERSEDES_ARGUMENT),
+        )
         return self.describe(principal, proposal)
 
     def _execute(self, principal: Principal, write_tool: str, args: ExecuteArgs) -> ToolOutput:
@@ -202,6 +216,38 @@ class AgentTools:
 def refuse(exc: SignoffError, *, write_tool: str | None = None) -> ToolOutput:
     payload = refusal_payload(exc, write_tool=write_tool)
     return ToolOutput(payload, is_error=payload["kind"] == "refusal")
+
+
+def split_reserved(arguments: RawArguments) -> tuple[RawArguments, dict[str, str]]:
+    """The write tool's own arguments, as sent (a text stays a text), and the reserved
+    ``signoff_*`` values that were given (null means not given)."""
+    if isinstance(arguments, Mapping):
+        parsed: object = arguments
+    else:
+        text = arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+        if not any(name in text for name in RESERVED_ARGUMENTS):
+            return arguments, {}
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return arguments, {}  # the gate refuses malformed JSON with its own answer
+    if not isinstance(parsed, Mapping) or not any(n in parsed for n in RESERVED_ARGUMENTS):
+        return arguments, {}
+    own = {k: v for k, v in parsed.items() if k not in RESERVED_ARGUMENTS}
+    reserved: dict[str, str] = {}
+    for name in RESERVED_ARGUMENTS:
+        value = parsed.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not 0 < len(value) <= MAX_ID_CHARS:
+            raise InvalidArguments(
+                f"{name} is a proposal or mandate id of 1 to {MAX_ID_CHARS} characters, or null",
+                errors=[{"loc": [name], "type": "string_type", "msg": "an id or null"}],
+            )
+        reserved[name] = value
+    if isinstance(arguments, Mapping):
+        return own, reserved
+    return json.dumps(own, ensure_ascii=False), reserved
 
 
 def _parse(model: type[ArgsT], raw: RawArguments) -> ArgsT:

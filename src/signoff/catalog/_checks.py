@@ -53,6 +53,11 @@ HOOKS: dict[str, tuple[tuple[str, ...], tuple[type, ...]]] = {
 }
 
 
+RESERVED_PREFIX = "signoff_"
+"""Argument names the agent request tools keep for themselves (``signoff_mandate_id``,
+``signoff_supersedes``): a tool may not declare one."""
+
+
 def check_tool(tool: WriteTool[Any]) -> dict[str, Any]:
     """Refuse a wrongly declared tool; return its strict argument schema."""
     name = getattr(tool, "name", None)
@@ -97,6 +102,12 @@ def _check_args_model(tool: WriteTool[Any], name: str) -> dict[str, Any]:
                 f"tool {name!r}: {nested.__name__} is not strict (unknown fields or loose "
                 "types would pass); subclass signoff.StrictArgs and keep its model_config"
             )
+    reserved = sorted(f for f in model.model_fields if f.startswith(RESERVED_PREFIX))
+    if reserved:
+        raise CatalogError(
+            f"tool {name!r}: argument names starting with {RESERVED_PREFIX!r} are reserved for "
+            f"the agent request tools ({', '.join(reserved)}); rename them"
+        )
     try:
         return strict_json_schema(model)
     except CatalogError as exc:

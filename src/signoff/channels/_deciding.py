@@ -162,13 +162,37 @@ def may_decide(gate: Gate, link: ChannelLink, proposal: Proposal) -> bool:
 def person_may_decide(
     gate: Gate, tenant: str, subject: str, roles: Iterable[str], proposal: Proposal
 ) -> bool:
-    """The requester when they confirm; a holder of the role the directory still grants."""
+    """The requester when they confirm; a holder of the role the directory still grants
+    (unless an admin reassigned the proposal); anyone an escalation or reassignment named."""
     if tenant != proposal.tenant:
         return False
     if subject == proposal.requester_subject:
         return bool(proposal.policy.get("requester_confirms"))
-    role = proposal.required_role
-    if role is None or role not in set(roles):
-        return False
+    held = set(roles)
     directory = gate.directory
+    assignment = gate.assignment(proposal)
+    if named(assignment.targets, tenant, subject, held, gate):
+        return True
+    role = proposal.required_role
+    if assignment.role_replaced or role is None or role not in held:
+        return False
     return directory is None or directory.holds_role(tenant, subject, role)
+
+
+def named(
+    targets: Iterable[str], tenant: str, subject: str, roles: Iterable[str], gate: Gate
+) -> bool:
+    """Whether ``person:SUBJECT`` or a ``role:NAME`` the person holds is among ``targets``."""
+    held = set(roles)
+    directory = gate.directory
+    for target in targets:
+        kind, _, name = target.partition(":")
+        if kind == "person" and name == subject:
+            return True
+        if (
+            kind == "role"
+            and name in held
+            and (directory is None or directory.holds_role(tenant, subject, name))
+        ):
+            return True
+    return False

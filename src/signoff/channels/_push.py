@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -24,8 +25,9 @@ from pywebpush import WebPushException, webpush
 
 from signoff._model import Proposal, ProposalStatus
 from signoff.channels._card import page_url, when
-from signoff.channels._deciding import person_may_decide
+from signoff.channels._deciding import named, person_may_decide
 from signoff.notify import DeliveryFailed, EventFilter, Notification
+from signoff.notify._events import ASKING
 
 if TYPE_CHECKING:
     from signoff import Gate
@@ -85,7 +87,8 @@ class WebPush:
         self.vapid = load_vapid(config.private_key(env))
         self.public_key = application_server_key(self.vapid)
 
-    def send(self, proposal: Proposal) -> int:
+    def send(self, proposal: Proposal, *, only: Sequence[str] | None = None) -> int:
+        """Push to everyone who may decide; with ``only``, to those targets alone."""
         with self.gate.store.read() as tx:
             subscriptions = tx.push_subscriptions_of(proposal.tenant)
         data = json.dumps(push_message(proposal, self.public_url), ensure_ascii=False)
@@ -93,6 +96,8 @@ class WebPush:
         failures: list[str] = []
         for sub in subscriptions:
             if not person_may_decide(self.gate, sub.tenant, sub.subject, sub.roles, proposal):
+                continue
+            if only is not None and not named(only, sub.tenant, sub.subject, sub.roles, self.gate):
                 continue
             try:
                 webpush(
@@ -123,7 +128,7 @@ class PushChannel:
     def __init__(self, push: WebPush, tenants: frozenset[str] | None = None) -> None:
         self.push = push
         self.max_attempts = push.config.max_attempts
-        self._filter = EventFilter(("proposal.awaiting_confirmation",), tenants)
+        self._filter = EventFilter(ASKING, tenants)
 
     @property
     def destination(self) -> str:
@@ -140,7 +145,7 @@ class PushChannel:
             proposal = tx.proposal(notification.tenant, str(proposal_id))
         if proposal is None or proposal.status is not ProposalStatus.AWAITING_CONFIRMATION:
             return  # decided (or gone) before the push went out: nothing to ask any more
-        self.push.send(proposal)
+        self.push.send(proposal, only=notification.addressed)
 
     def close(self) -> None:
         return None

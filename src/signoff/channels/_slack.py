@@ -78,6 +78,9 @@ EVENTS = (
     "proposal.expired",
     "proposal.cancelled",
     "proposal.revoked",
+    "proposal.reminded",
+    "proposal.escalated",
+    "proposal.reassigned",
 )
 
 
@@ -348,6 +351,18 @@ class Slack:
             )
         return len(copies)
 
+    def remind(self, proposal: Proposal) -> int:
+        """A reply under every copy: it still waits, and until when (never a new deadline)."""
+        card = self.card(proposal)
+        text = f"Reminder: this still awaits a decision, before {card.expires_at}."
+        with self.gate.store.read() as tx:
+            copies = tx.channel_messages(SLACK_SURFACE, proposal.proposal_id)
+        for copy in copies:
+            self.client(copy.workspace).chat_postMessage(
+                channel=copy.conversation, thread_ts=copy.message_ref, text=text
+            )
+        return len(copies)
+
     def _targets(self, proposal: Proposal) -> Iterable[tuple[str, str, str | None]]:
         """(team, conversation or user, user) for everyone who may decide, each once."""
         teams = [t for t, tenant in self.tenants.items() if tenant == proposal.tenant]
@@ -405,10 +420,18 @@ class SlackChannel:
             proposal = tx.proposal(notification.tenant, str(proposal_id))
         if proposal is None:
             raise DeliveryFailed("the proposal is missing")
+        awaiting = proposal.status is ProposalStatus.AWAITING_CONFIRMATION
         try:
-            if notification.event_type != "proposal.awaiting_confirmation":
+            if notification.event_type == "proposal.reminded":
+                if awaiting:
+                    self.slack.remind(proposal)
+            elif notification.event_type in ("proposal.escalated", "proposal.reassigned"):
                 self.slack.update_copies(proposal)
-            elif proposal.status is ProposalStatus.AWAITING_CONFIRMATION:
+                if awaiting:
+                    self.slack.post(proposal)  # the people it added, who have no copy yet
+            elif notification.event_type != "proposal.awaiting_confirmation":
+                self.slack.update_copies(proposal)
+            elif awaiting:
                 self.slack.post(proposal)
         except SlackApiError as exc:
             raise DeliveryFailed(f"Slack answered {exc.response.get('error')}") from exc

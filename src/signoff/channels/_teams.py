@@ -82,6 +82,9 @@ EVENTS = (
     "proposal.expired",
     "proposal.cancelled",
     "proposal.revoked",
+    "proposal.reminded",
+    "proposal.escalated",
+    "proposal.reassigned",
 )
 
 
@@ -239,6 +242,26 @@ class Teams:
             stored = json.loads(copy.message_ref)
             reference = ConversationReference().deserialize(stored["reference"])
             await self._update(reference, str(stored["activity_id"]), content)
+        return len(copies)
+
+    async def update_and_post(self, proposal: Proposal) -> int:
+        """Redraw every copy, then post to the people an escalation or reassignment added."""
+        await self.update_copies(proposal)
+        return await self.post(proposal)
+
+    async def remind(self, proposal: Proposal) -> int:
+        """A message in every conversation holding a copy: it still waits, until when."""
+        text = f"Reminder: this still awaits a decision, before {self.card(proposal).expires_at}."
+        with self.gate.store.read() as tx:
+            copies = tx.channel_messages(TEAMS_SURFACE, proposal.proposal_id)
+        for copy in copies:
+            stored = json.loads(copy.message_ref)
+            reference = ConversationReference().deserialize(stored["reference"])
+
+            async def send(context: TurnContext) -> None:
+                await context.send_activity(MessageFactory.text(text))
+
+            await self.adapter.continue_conversation(reference, send, self.config.app_id)
         return len(copies)
 
     def _targets(
@@ -451,9 +474,17 @@ class TeamsChannel:
         if proposal is None:
             raise DeliveryFailed("the proposal is missing")
         work: Callable[[], Coroutine[Any, Any, int]]
-        if notification.event_type != "proposal.awaiting_confirmation":
+        awaiting = proposal.status is ProposalStatus.AWAITING_CONFIRMATION
+        kind = notification.event_type
+        if kind == "proposal.reminded":
+            if not awaiting:
+                return
+            work = partial(self.teams.remind, proposal)
+        elif kind in ("proposal.escalated", "proposal.reassigned") and awaiting:
+            work = partial(self.teams.update_and_post, proposal)
+        elif kind != "proposal.awaiting_confirmation":
             work = partial(self.teams.update_copies, proposal)
-        elif proposal.status is ProposalStatus.AWAITING_CONFIRMATION:
+        elif awaiting:
             work = partial(self.teams.post, proposal)
         else:
             return

@@ -236,6 +236,11 @@ class AsyncGate:
     async def expire_due(self) -> int:
         return await self.run_sync(self.gate.expire_due)
 
+    async def reassign(
+        self, principal: Principal, proposal_id: str, *, to: Sequence[str], reason: str
+    ) -> Proposal:
+        return await self.run_sync(self.gate.reassign, principal, proposal_id, to=to, reason=reason)
+
     async def proposal(self, principal: Principal, proposal_id: str) -> Proposal:
         return await self.run_sync(self.gate.proposal, principal, proposal_id)
 

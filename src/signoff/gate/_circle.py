@@ -11,7 +11,7 @@ from signoff._directory import RoleDirectory
 from signoff._model import Execution, Principal, Proposal
 from signoff.exceptions import NotFound
 from signoff.gate._context import check_text
-from signoff.gate._policy import claimed_roles, holds_role, is_requester
+from signoff.gate._policy import assigned_target, claimed_roles, holds_role, is_requester
 from signoff.store._sql import Circle, SqlTransaction
 
 AUDITOR_ROLE = "auditor"
@@ -50,10 +50,19 @@ def load_visible(
     proposal_id: str,
     directory: RoleDirectory | None,
 ) -> Proposal:
-    """The proposal if the caller is in its circle; otherwise 404, as for another tenant."""
+    """The proposal if the caller is in its circle; otherwise 404, as for another tenant.
+
+    People an escalation or a reassignment made eligible to decide it are in its circle.
+    """
     check_text(proposal_id=proposal_id)
     proposal = tx.proposal(principal.tenant, proposal_id)
-    if proposal is None or not may_see(proposal, principal, directory):
+    if proposal is None:
+        raise NotFound("no such proposal", proposal_id=proposal_id)
+    if not may_see(proposal, principal, directory) and (
+        principal.is_agent
+        or assigned_target(principal, tx.assignment(principal.tenant, proposal_id), directory)
+        is None
+    ):
         raise NotFound("no such proposal", proposal_id=proposal_id)
     return proposal
 

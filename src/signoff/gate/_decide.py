@@ -48,6 +48,7 @@ from signoff.gate._policy import (
     REQUESTER_STEP,
     acting_for,
     approvals_complete,
+    assigned_target,
     check_requester,
     check_surface,
     decision_step,
@@ -57,6 +58,7 @@ from signoff.gate._signed import token_for_record
 from signoff.gate._step_up import check_step_up
 from signoff.gate._tokens import issued_token
 from signoff.store._sql import (
+    Assignment,
     DecisionWrite,
     PremiseFailed,
     SqlTransaction,
@@ -155,6 +157,10 @@ class _Checked:
     """Under a step-up policy: the ``acr`` and ``auth_time`` the identity provider returned."""
     delegator: str | None = None
     """Whom the decider stands in for (a delegation of the required role), if anyone."""
+    assignment: Assignment | None = None
+    """Who an escalation or a reassignment added, as the read found it."""
+    assigned: str | None = None
+    """The escalation or reassignment target the decider answered to, if not the role."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -184,7 +190,8 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         now = ctx.now_micros()
         if _check_open(proposal, request.decision, now):
             return _Expired(proposal, now)
-        step = _check_entitled(ctx, request, proposal, directory)
+        assignment = tx.assignment(proposal.tenant, proposal.proposal_id)
+        step = _check_entitled(ctx, request, proposal, directory, assignment)
         authentication = None
         if request.decision.kind is DecisionKind.APPROVE:
             authentication = check_step_up(proposal, principal, now)
@@ -193,6 +200,10 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         delegator = None
         if step != REQUESTER_STEP and role is not None:
             delegator = acting_for(principal, role, directory)
+        assigned = None
+        if assignment.widened and step != REQUESTER_STEP:
+            assigned = assigned_target(principal, assignment, directory)
+            delegator = None if assigned is not None else delegator
         return _Checked(
             proposal,
             step,
@@ -200,12 +211,20 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
             device,
             authentication=authentication,
             delegator=delegator,
+            assignment=assignment,
+            assigned=assigned,
         )
 
 
-def _check_entitled(ctx: GateContext, request: _Request, proposal: Proposal, directory: Any) -> str:
+def _check_entitled(
+    ctx: GateContext,
+    request: _Request,
+    proposal: Proposal,
+    directory: Any,
+    assignment: Assignment | None = None,
+) -> str:
     check_surface(proposal, request.principal, ctx.surfaces)
-    step = decision_step(proposal, request.principal, request.decision.kind, directory)
+    step = decision_step(proposal, request.principal, request.decision.kind, directory, assignment)
     if request.decision.kind is DecisionKind.APPROVE:
         # Consent on both sides: the requester still holds the roles they asked with.
         check_requester(proposal, directory)
@@ -267,7 +286,7 @@ def _record(
     device = checked.device
     if ctx.directory is not None and not ctx.directory_in_store:
         # Asked again as the write starts; a store directory's entries are premises instead.
-        _check_entitled(ctx, request, proposal, ctx.directory)
+        _check_entitled(ctx, request, proposal, ctx.directory, checked.assignment)
     now = ctx.now_micros()
     approval = Approval(
         approver=principal.subject,
@@ -319,6 +338,7 @@ def _record(
                     device.assertion if device else None,
                     checked.authentication,
                     checked.delegator,
+                    checked.assigned,
                 ),
             ),
             token=token,
@@ -346,6 +366,7 @@ def _decision_data(
     device: dict[str, Any] | None = None,
     authentication: dict[str, Any] | None = None,
     delegator: str | None = None,
+    assigned: str | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": approval.step,
@@ -366,6 +387,8 @@ def _decision_data(
         data["suggestion"] = approval.suggestion
     if delegator is not None:
         data["on_behalf_of"] = delegator  # the person this decider stood in for
+    if assigned is not None:
+        data["assigned_as"] = assigned  # an escalation or reassignment target, not the role
     if authentication is not None:
         data["authentication"] = authentication  # step-up: what the provider returned
     return data

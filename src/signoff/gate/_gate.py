@@ -29,6 +29,7 @@ from signoff.gate import (
     _device,
     _execute,
     _export,
+    _followups,
     _lifecycle,
     _mandate,
     _propose,
@@ -37,6 +38,7 @@ from signoff.gate import (
     _signer_init,
 )
 from signoff.gate._context import GateContext, check_text
+from signoff.gate._followups import FollowupPass
 from signoff.gate._hooks import ExecutionHooks, no_hooks
 from signoff.gate._mandate import MandateState
 from signoff.gate._reads import GateReads
@@ -45,7 +47,7 @@ from signoff.gate._refusals import audited, presented_hash
 from signoff.gate._signed_receipt import with_signed_receipt
 from signoff.policy import PolicyFile, PolicySource
 from signoff.store._base import Store
-from signoff.store._sql import CheckpointRecord, PasskeyRecord
+from signoff.store._sql import Assignment, CheckpointRecord, PasskeyRecord
 
 if TYPE_CHECKING:
     from signoff.gate._proof import GateProof
@@ -383,6 +385,28 @@ class Gate(GateReads):
 
     def expire_due(self) -> int:
         return _lifecycle.expire_due(self._ctx)
+
+    def follow_up(self, *, limit: int = 100) -> FollowupPass:
+        """Expire what is past its deadline; send due reminders and escalations, each once."""
+        return _followups.run_followups(self._ctx, limit=limit)
+
+    def reassign(
+        self, principal: Principal, proposal_id: str, *, to: Sequence[str], reason: str
+    ) -> Proposal:
+        """An admin hands a pending proposal to ``to`` (``role:NAME`` / ``person:SUBJECT``)."""
+        check_text(reason=reason)
+        return audited(
+            self._ctx,
+            "reassign",
+            principal,
+            lambda: _followups.reassign(self._ctx, principal, proposal_id, to=to, reason=reason),
+            proposal_id=proposal_id,
+        )
+
+    def assignment(self, proposal: Proposal) -> Assignment:
+        """Who an escalation or a reassignment added to those who may decide ``proposal``."""
+        with self.store.read() as tx:
+            return tx.assignment(proposal.tenant, proposal.proposal_id)
 
     def register_passkey(
         self,

@@ -16,6 +16,7 @@ from signoff.exceptions import (
     SeparationOfDuties,
     SurfaceNotAllowed,
 )
+from signoff.store._q_followups import Assignment
 
 REQUESTER_STEP = "requester"
 UNNAMED_SURFACE = API_SURFACE
@@ -83,8 +84,14 @@ def decision_step(
     principal: Principal,
     kind: DecisionKind,
     directory: RoleDirectory | None,
+    assignment: Assignment | None = None,
 ) -> str:
-    """The approval step ``principal`` may take now, or a typed refusal."""
+    """The approval step ``principal`` may take now, or a typed refusal.
+
+    ``assignment``: the people an escalation or a reassignment made eligible for this
+    proposal; they take the role's step (and count towards its N approvals), under the
+    same separation of duties — the requester never.
+    """
     policy = proposal.policy
     if principal.is_agent or principal.subject == proposal.requester_actor:
         raise SeparationOfDuties("an agent can never decide; a person must", actor=principal.actor)
@@ -98,10 +105,64 @@ def decision_step(
     role = policy["role"]
     if role is None:
         raise NotEntitled("only the person this request is for may confirm it")
-    _check_role_holder(proposal, principal, role, policy, directory)
+    if assignment is not None and assignment.widened:
+        _check_assigned_or_holder(proposal, principal, role, policy, directory, assignment)
+    else:
+        _check_role_holder(proposal, principal, role, policy, directory)
     if requester_pending and kind is DecisionKind.APPROVE:
         raise NotEntitled("the requester must confirm before role holders approve")
     return role_step(role)
+
+
+def assigned_target(
+    principal: Principal, assignment: Assignment, directory: RoleDirectory | None
+) -> str | None:
+    """The escalation or reassignment target ``principal`` answers to, if any.
+
+    ``person:SUBJECT`` names the person; ``role:NAME`` needs the role in their own token
+    and the directory (a delegation does not reach an escalation target).
+    """
+    if principal.is_agent:
+        return None
+    for target in assignment.targets:
+        kind, _, name = target.partition(":")
+        if kind == "person" and name == principal.subject:
+            return target
+        if kind == "role" and _holds_own(principal, name, directory):
+            return target
+    return None
+
+
+def _holds_own(principal: Principal, role: str, directory: RoleDirectory | None) -> bool:
+    """The role is in the person's own token, and the directory grants it now."""
+    if role not in principal.roles:
+        return False
+    return directory is None or directory.holds_role(principal.tenant, principal.subject, role)
+
+
+def _check_assigned_or_holder(
+    proposal: Proposal,
+    principal: Principal,
+    role: str,
+    policy: dict[str, Any],
+    directory: RoleDirectory | None,
+    assignment: Assignment,
+) -> None:
+    target = assigned_target(principal, assignment, directory)
+    if target is None:
+        if assignment.role_replaced:
+            raise NotEntitled(
+                "an admin reassigned this proposal to other people; you may no longer decide it",
+                proposal_id=proposal.proposal_id,
+            )
+        _check_role_holder(proposal, principal, role, policy, directory)
+        return
+    if principal.subject == proposal.requester_subject:
+        raise SeparationOfDuties("the requester cannot approve their own request, even escalated")
+    if not policy["beneficiary_may_approve"] and principal.subject == proposal.state.get(
+        "beneficiary"
+    ):
+        raise SeparationOfDuties("the beneficiary may not approve this operation")
 
 
 def _check_role_holder(

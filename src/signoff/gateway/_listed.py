@@ -17,6 +17,7 @@ from typing import Any
 import mcp_types as types
 
 from signoff.agents._names import request_name
+from signoff.catalog._checks import RESERVED_PREFIX
 from signoff.exceptions import CatalogError
 from signoff.gateway._policy import ToolPolicy, UpstreamPolicy
 from signoff.gateway._schema import ArgumentChecker, NotStrictable, schema_digest, strict_schema
@@ -117,6 +118,11 @@ def _listed(upstream: str, tool: types.Tool, policy: ToolPolicy) -> ListedTool:
     original = dict(tool.input_schema)
     strict = strict_schema(original)
     properties = strict.get("properties", {})
+    reserved = sorted(f for f in properties if f.startswith(RESERVED_PREFIX))
+    if reserved and policy.kind == "write":
+        raise CatalogError(
+            f"its arguments {reserved} use the prefix {RESERVED_PREFIX!r} the request tools keep"
+        )
     unknown = [f for f in policy.retype if f not in properties]
     if unknown:
         raise CatalogError(f"the policy's retype names {unknown}, which are not arguments")

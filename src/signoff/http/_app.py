@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from signoff import __version__
 from signoff.demo import demo_catalog
+from signoff.gate._followup_loop import FollowupLoop
 from signoff.gate._gate import Gate
 from signoff.gate._reconciler import ReconcileLoop
 from signoff.gateway import Gateway, load_gateway_policy
@@ -175,6 +176,7 @@ def _build_state(
                 record_in_force(gate, policies, by="signoff serve")
                 lifespans.append(partial(reloading_on_sighup, gate, policies))
             lifespans.append(partial(_reconciling, gate, settings))
+            lifespans.append(partial(_following_up, gate, settings))
             lifespans.append(partial(checkpointing, gate))
         authenticator = authenticator or Authenticator.from_settings(settings)
     except BaseException:
@@ -205,6 +207,20 @@ async def _reconciling(gate: Gate, settings: Settings) -> AsyncIterator[None]:
         interval=timedelta(seconds=settings.reconcile_interval_seconds),
         older_than=timedelta(seconds=settings.reconcile_older_than_seconds),
     )
+    loop.start()
+    try:
+        yield
+    finally:
+        loop.stop()
+
+
+@asynccontextmanager
+async def _following_up(gate: Gate, settings: Settings) -> AsyncIterator[None]:
+    """Each worker takes due reminders, escalations and expiries (each step single-winner)."""
+    if settings.followup_interval_seconds == 0:
+        yield
+        return
+    loop = FollowupLoop(gate, interval=timedelta(seconds=settings.followup_interval_seconds))
     loop.start()
     try:
         yield

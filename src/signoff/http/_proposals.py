@@ -9,7 +9,13 @@ from fastapi import APIRouter, Path, Query, Response
 from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.http._deps import Caller, IdempotencyKey, ProposingCaller, State
 from signoff.http._openapi import problems
-from signoff.http._requests import DecisionRequest, ProposeRequest, RevokeRequest, as_decision
+from signoff.http._requests import (
+    DecisionRequest,
+    ProposeRequest,
+    ReassignmentRequest,
+    RevokeRequest,
+    as_decision,
+)
 from signoff.http._state import AppState
 from signoff.http._views import ConfirmationTokenView, DecisionView, ProposalList, ProposalView
 
@@ -138,3 +144,20 @@ async def revoke(
 )
 async def cancel(proposal_id: ProposalId, caller: Caller, state: State) -> ProposalView:
     return ProposalView.of(await state.agate.cancel(caller, proposal_id))
+
+
+@router.post(
+    "/{proposal_id}/reassignment",
+    operation_id="reassignProposal",
+    response_model=ProposalView,
+    responses=problems(400, 401, 403, 404, 409),
+    summary="An admin hands a pending proposal to other people (audited)",
+)
+async def reassign(
+    proposal_id: ProposalId, body: ReassignmentRequest, caller: Caller, state: State
+) -> ProposalView:
+    """Only the ``to`` targets may decide it from now on, under the same separation of duties
+    (the requester never); its version moves, so decisions read before are stale. 403 without
+    ``signoff_admin``; 409 once it is no longer awaiting confirmation."""
+    proposal = await state.agate.reassign(caller, proposal_id, to=body.to, reason=body.reason)
+    return ProposalView.of(proposal)

@@ -186,6 +186,19 @@ class RevokeRequest(Body):
     reason: Annotated[str, Field(min_length=1, max_length=2000)]
 
 
+Target = Annotated[
+    str, Field(min_length=6, max_length=262, pattern=r"^(role|person):[\x21-\x7e]+$")
+]
+
+
+class ReassignmentRequest(Body):
+    """Who may decide the proposal from now on (instead of its role), and why."""
+
+    to: Annotated[list[Target], Field(min_length=1, max_length=20)]
+    """``role:NAME`` or ``person:SUBJECT`` entries."""
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
+
+
 class StopRequest(Body):
     """Why a person ends a failed_retryable execution for good."""
 

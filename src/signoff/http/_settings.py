@@ -153,6 +153,11 @@ class Settings(BaseSettings):
     reconcile_older_than_seconds: Seconds = Field(
         60, description="Executions untouched this long are reconciled."
     )
+    followup_interval_seconds: Seconds = Field(
+        5,
+        description="Seconds between each worker's passes over reminders, escalations and "
+        "expiries (0: off).",
+    )
     signing_keys: str | None = Field(
         None, repr=False, description="The signing key set as JSON (`signoff keys generate`)."
     )

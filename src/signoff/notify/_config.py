@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from signoff.notify._channel import Channel
 from signoff.notify._email import AddressBook, EmailChannel, Recipients
-from signoff.notify._events import PROPOSAL_AWAITING
+from signoff.notify._events import ASKING
 from signoff.notify._recipients import DirectoryRecipients
 from signoff.notify._webhook import DEFAULT_MAX_ATTEMPTS, WebhookEndpoint
 from signoff.store._base import Store
@@ -48,7 +48,8 @@ class EmailConfig(_Strict):
     starttls: bool = False
     username: str | None = None
     password_env: str | None = None
-    events: list[str] = [PROPOSAL_AWAITING]
+    events: list[str] = sorted(ASKING)
+    """Awaiting, reminded, escalated and reassigned: what asks people to decide."""
     tenants: list[str] | None = None
     max_attempts: int = Field(8, ge=1, le=100)
     roles: dict[str, dict[str, list[str]]] = {}

@@ -19,7 +19,14 @@ from typing import Protocol
 from signoff._i18n import Localizer
 from signoff._text import visible
 from signoff.notify._channel import DeliveryFailed, EventFilter
-from signoff.notify._events import PROPOSAL_AWAITING, Notification
+from signoff.notify._events import (
+    ASKING,
+    PROPOSAL_AWAITING,
+    PROPOSAL_ESCALATED,
+    PROPOSAL_REASSIGNED,
+    PROPOSAL_REMINDED,
+    Notification,
+)
 
 
 class Recipients(Protocol):
@@ -48,13 +55,32 @@ class AddressBook:
 
 
 def deciders(notification: Notification, recipients: Recipients) -> list[str]:
-    """The addresses of everyone who may decide this proposal, each once, sorted."""
+    """The addresses of everyone who may decide this proposal, each once, sorted.
+
+    An escalation or a reassignment is addressed to the targets it added only; a
+    reminder to everyone who may decide now (the role, unless an admin reassigned the
+    proposal, and every target added since).
+    """
     found: set[str] = set()
+    if notification.addressed is not None:
+        return sorted(_addresses(notification.tenant, notification.addressed, recipients))
+    found.update(_addresses(notification.tenant, notification.assigned, recipients))
     if notification.required_role is not None:
         found.update(recipients.for_role(notification.tenant, notification.required_role))
     if notification.requester_confirms and notification.requester is not None:
         found.update(recipients.for_person(notification.tenant, notification.requester))
     return sorted(found)
+
+
+def _addresses(tenant: str, targets: Iterable[str], recipients: Recipients) -> set[str]:
+    found: set[str] = set()
+    for target in targets:
+        kind, _, name = target.partition(":")
+        if kind == "role":
+            found.update(recipients.for_role(tenant, name))
+        elif kind == "person":
+            found.update(recipients.for_person(tenant, name))
+    return found
 
 
 class EmailChannel:
@@ -68,7 +94,7 @@ class EmailChannel:
         port: int,
         sender: str,
         recipients: Recipients,
-        events: Iterable[str] = (PROPOSAL_AWAITING,),
+        events: Iterable[str] = tuple(sorted(ASKING)),
         tenants: Iterable[str] | None = None,
         starttls: bool = False,
         username: str | None = None,
@@ -179,4 +205,8 @@ def _deadline(recorded: object, words: Localizer) -> str:
 def _subject(event_type: str, title: str, words: Localizer) -> str:
     if event_type == PROPOSAL_AWAITING:
         return words.gettext("Awaiting your decision: %(title)s") % {"title": title}
+    if event_type == PROPOSAL_REMINDED:
+        return words.gettext("Reminder, awaiting your decision: %(title)s") % {"title": title}
+    if event_type in (PROPOSAL_ESCALATED, PROPOSAL_REASSIGNED):
+        return words.gettext("Now yours to decide: %(title)s") % {"title": title}
     return f"[signoff] {event_type}: {title}"

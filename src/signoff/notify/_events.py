@@ -18,6 +18,7 @@ from urllib.parse import quote
 from signoff._clock import from_micros
 from signoff._model import Proposal, ProposalStatus
 from signoff.audit._chain import AuditEvent
+from signoff.store._q_followups import Assignment
 
 PROPOSAL_AWAITING = "proposal.awaiting_confirmation"
 PROPOSAL_APPROVED = "proposal.approved"
@@ -26,6 +27,9 @@ PROPOSAL_CHANGES_REQUESTED = "proposal.changes_requested"
 PROPOSAL_EXPIRED = "proposal.expired"
 PROPOSAL_CANCELLED = "proposal.cancelled"
 PROPOSAL_REVOKED = "proposal.revoked"
+PROPOSAL_REMINDED = "proposal.reminded"
+PROPOSAL_ESCALATED = "proposal.escalated"
+PROPOSAL_REASSIGNED = "proposal.reassigned"
 EXECUTION_SUCCEEDED = "execution.succeeded"
 EXECUTION_FAILED = "execution.failed"
 EXECUTION_NEEDS_ATTENTION = "execution.needs_attention"
@@ -39,6 +43,9 @@ _BY_KIND = {
     "proposal.expired": PROPOSAL_EXPIRED,
     "proposal.cancelled": PROPOSAL_CANCELLED,
     "proposal.revoked": PROPOSAL_REVOKED,
+    "proposal.reminded": PROPOSAL_REMINDED,
+    "proposal.escalated": PROPOSAL_ESCALATED,
+    "proposal.reassigned": PROPOSAL_REASSIGNED,
     "execution.succeeded": EXECUTION_SUCCEEDED,
     "execution.failed_terminal": EXECUTION_FAILED,
     "execution.failed_retryable": EXECUTION_FAILED,
@@ -49,6 +56,10 @@ EVENT_TYPES: frozenset[str] = frozenset(_BY_KIND.values())
 """Every notification type; anything else in the audit chain is not notified."""
 
 DECIDED = frozenset({PROPOSAL_APPROVED, PROPOSAL_REJECTED, PROPOSAL_CHANGES_REQUESTED})
+ASKING = frozenset({PROPOSAL_AWAITING, PROPOSAL_REMINDED, PROPOSAL_ESCALATED, PROPOSAL_REASSIGNED})
+"""The notifications that ask people to decide (e-mail sends these by default)."""
+NEWLY_ADDRESSED = frozenset({PROPOSAL_ESCALATED, PROPOSAL_REASSIGNED})
+"""Addressed to the targets the event added, not to everyone who may decide."""
 # The proposal's status right after each event (decisions and resolutions record theirs):
 # a notification says where the proposal stood at its event, not where it stands when sent.
 _STATUS_AFTER = {
@@ -56,6 +67,9 @@ _STATUS_AFTER = {
     "proposal.expired": ProposalStatus.EXPIRED,
     "proposal.cancelled": ProposalStatus.CANCELLED,
     "proposal.revoked": ProposalStatus.REVOKED,
+    "proposal.reminded": ProposalStatus.AWAITING_CONFIRMATION,
+    "proposal.escalated": ProposalStatus.AWAITING_CONFIRMATION,
+    "proposal.reassigned": ProposalStatus.AWAITING_CONFIRMATION,
     "execution.succeeded": ProposalStatus.SUCCEEDED,
     "execution.failed_terminal": ProposalStatus.FAILED_TERMINAL,
     "execution.failed_retryable": ProposalStatus.FAILED_RETRYABLE,
@@ -95,6 +109,12 @@ class Notification:
     page_url: str | None
     requester: str | None = None
     requester_confirms: bool = False
+    assigned: tuple[str, ...] = ()
+    """Escalation or reassignment targets who may decide too (``role:``/``person:``)."""
+    role_replaced: bool = False
+    """An admin reassigned the proposal: its role no longer decides."""
+    addressed: tuple[str, ...] | None = None
+    """Only these targets (an escalation's or a reassignment's), not everyone who may decide."""
 
     def body(self) -> dict[str, Any]:
         """The Standard Webhooks payload shape: ``type``, ``timestamp``, ``data``."""
@@ -107,7 +127,11 @@ def event_id(event: AuditEvent) -> str:
 
 
 def notification(
-    event: AuditEvent, event_type: str, proposal: Proposal | None, public_url: str
+    event: AuditEvent,
+    event_type: str,
+    proposal: Proposal | None,
+    public_url: str,
+    assignment: Assignment | None = None,
 ) -> Notification:
     page = None
     if event.proposal_id is not None:
@@ -123,7 +147,7 @@ def notification(
         "page_url": page,
     }
     recorded = event.payload()
-    for key in ("status", "reason_code", "error_code"):
+    for key in ("status", "reason_code", "error_code", "step", "targets"):
         if key in recorded:
             data[key] = recorded[key]
     role, requester, requester_confirms = None, None, False
@@ -140,14 +164,20 @@ def notification(
             expires_at=proposal.expires_at.isoformat().replace("+00:00", "Z"),
             requester=proposal.requester_subject,
         )
+    addressed = None
+    if event_type in NEWLY_ADDRESSED:
+        addressed = tuple(str(t) for t in recorded.get("targets") or ())
     return Notification(
         event_id(event),
         event_type,
         event.tenant,
         event.seq,
         data,
-        role,
+        None if assignment is not None and assignment.role_replaced else role,
         page,
         requester=requester,
         requester_confirms=requester_confirms,
+        assigned=() if assignment is None else assignment.targets,
+        role_replaced=assignment is not None and assignment.role_replaced,
+        addressed=addressed,
     )

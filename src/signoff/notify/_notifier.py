@@ -166,10 +166,11 @@ class Notifier:
             event = tx.audit_event(record.tenant, record.seq)
             if event is None:
                 raise DeliveryFailed("the audit event is missing")
-            proposal = (
-                None if event.proposal_id is None else tx.proposal(record.tenant, event.proposal_id)
-            )
-        return notification(event, record.event_type, proposal, self.public_url)
+            proposal, assignment = None, None
+            if event.proposal_id is not None:
+                proposal = tx.proposal(record.tenant, event.proposal_id)
+                assignment = tx.assignment(record.tenant, event.proposal_id)
+        return notification(event, record.event_type, proposal, self.public_url, assignment)
 
     def run(self, stop: threading.Event | None = None, *, interval: float = 1.0) -> None:
         """Pass after pass until ``stop`` is set; a full batch goes again at once."""

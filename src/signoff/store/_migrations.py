@@ -12,7 +12,7 @@ from signoff.store._pg_functions import DROP_FUNCTIONS, FUNCTIONS
 if TYPE_CHECKING:
     from signoff.store._sql import SqlTransaction
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 Statement = str | Mapping[str, str]
 """Portable DDL, or one statement per dialect name where SQL differs (JSON access); a
@@ -329,6 +329,26 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
             ended_at BIGINT
         )""",
         "CREATE INDEX delegations_by_delegate ON delegations (tenant, delegate, role)",
+    ),
+    # Follow-ups of a pending proposal (reminders, escalation, reassignment): each step is a
+    # row whose insert only one worker wins; assignees are the people an escalation or an
+    # admin's reassignment made eligible to decide that one proposal.
+    14: (
+        """CREATE TABLE proposal_followups (
+            proposal_id TEXT NOT NULL,
+            step TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            at BIGINT NOT NULL,
+            PRIMARY KEY (proposal_id, step)
+        )""",
+        """CREATE TABLE proposal_assignees (
+            proposal_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            via TEXT NOT NULL,
+            added_at BIGINT NOT NULL,
+            PRIMARY KEY (proposal_id, target)
+        )""",
     ),
 }
 

@@ -130,15 +130,23 @@ class ProposalQueries(SqlBase):
         last row.
         """
         marks = ",".join("?" * len(roles)) or "NULL"
+        targets = [f"person:{subject}", *(f"role:{r}" for r in roles)]
+        named = ",".join("?" * len(targets))
+        # An escalation or a reassignment names people for one proposal (proposal_assignees);
+        # a reassignment takes the decision away from the role (its 'reassigned' follow-up).
         where = (
             "p.tenant = ? AND p.status = ? AND p.expires_at > ? AND ("
-            f"(p.required_role IN ({marks}) AND p.requester_subject <> ?) "
-            "OR (p.requester_subject = ? AND p.requester_confirms = 1)) "
-            "AND NOT EXISTS (SELECT 1 FROM decisions d "
+            f"(p.required_role IN ({marks}) AND p.requester_subject <> ? AND NOT EXISTS "
+            "(SELECT 1 FROM proposal_followups f WHERE f.proposal_id = p.proposal_id "
+            "AND f.step = 'reassigned')) "
+            "OR (p.requester_subject = ? AND p.requester_confirms = 1) "
+            "OR (p.requester_subject <> ? AND EXISTS (SELECT 1 FROM proposal_assignees a "
+            f"WHERE a.proposal_id = p.proposal_id AND a.target IN ({named})))"
+            ") AND NOT EXISTS (SELECT 1 FROM decisions d "
             "WHERE d.proposal_id = p.proposal_id AND d.approver = ?)"
         )
         params: list[Any] = [tenant, "awaiting_confirmation", now, *roles, subject]
-        params += [subject, subject]
+        params += [subject, subject, *targets, subject]
         if after is not None:
             where += " AND (p.expires_at > ? OR (p.expires_at = ? AND p.proposal_id > ?))"
             params += [after[0], after[0], after[1]]

@@ -14,6 +14,7 @@ from signoff.store._q_checkpoints import CheckpointQueries, CheckpointRecord
 from signoff.store._q_delegations import Delegation, DelegationQueries
 from signoff.store._q_deliveries import DeliveryQueries, DeliveryRecord
 from signoff.store._q_executions import ExecutionQueries
+from signoff.store._q_followups import Assignment, FollowupQueries
 from signoff.store._q_idempotency import IdempotencyQueries, IdempotencyRecord
 from signoff.store._q_mandates import (
     MandateQueries,
@@ -57,12 +58,14 @@ class SqlTransaction(
     ChannelQueries,
     PushQueries,
     DelegationQueries,
+    FollowupQueries,
     SessionQueries,
 ):
     """One open transaction; every method runs inside it (one mixin per table family)."""
 
 
 __all__ = [
+    "Assignment",
     "AuditEntry",
     "ChannelLink",
     "ChannelMessage",

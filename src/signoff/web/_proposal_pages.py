@@ -40,7 +40,10 @@ def inbox(request: Request, after: str | None = None) -> Response:
     # Read before the list: the live inbox (_live) streams every change after this point.
     live_after = head(ui.app_state.gate.store, principal.tenant)
     page = ui.app_state.gate.inbox(principal, after=_cursor(after), limit=INBOX_PAGE + 1)
-    shown = [p for p in page[:INBOX_PAGE] if entitlement(p, principal).may_decide]
+    gate = ui.app_state.gate
+    shown = [
+        p for p in page[:INBOX_PAGE] if entitlement(p, principal, gate.assignment(p)).may_decide
+    ]
     more = page[INBOX_PAGE - 1] if len(page) > INBOX_PAGE else None
     next_page = None if more is None else f"{to_micros(more.expires_at)}.{more.proposal_id}"
     from signoff.catalog._tool import REASON_LABELS
@@ -134,7 +137,7 @@ def detail_context(
     retyped = _retype(proposal)
     return {
         "p": proposal,
-        "entitled": entitlement(proposal, principal),
+        "entitled": entitlement(proposal, principal, gate.assignment(proposal)),
         # Only a decision still to come (or a token still to use) depends on the state now.
         "state_now": current_state(gate, proposal)
         if tool.reads_state() and proposal.status in STATE_MATTERS

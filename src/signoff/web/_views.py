@@ -10,6 +10,7 @@ from signoff._model import DecisionKind, Execution, Principal, Proposal, Proposa
 from signoff.exceptions import Forbidden, Refusal
 from signoff.gate._gate import Gate
 from signoff.gate._policy import decision_step
+from signoff.store._sql import Assignment
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,15 +26,18 @@ class Entitlement:
         return self.may_approve or self.may_reject
 
 
-def entitlement(proposal: Proposal, principal: Principal) -> Entitlement:
-    """The tool's policy decides; the gate checks again (with its role directory) on submit."""
+def entitlement(
+    proposal: Proposal, principal: Principal, assignment: Assignment | None = None
+) -> Entitlement:
+    """The tool's policy decides (with whom an escalation or reassignment added); the gate
+    checks again (with its role directory) on submit."""
     if proposal.status is not ProposalStatus.AWAITING_CONFIRMATION:
         return Entitlement(False, False, f"This proposal is {proposal.status.value}.")
     refusals: list[str] = []
     allowed = {}
     for kind in DecisionKind:
         try:
-            decision_step(proposal, principal, kind, None)
+            decision_step(proposal, principal, kind, None, assignment)
             allowed[kind] = True
         except Forbidden as exc:
             allowed[kind] = False

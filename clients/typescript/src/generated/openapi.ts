@@ -190,6 +190,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/proposals/{proposal_id}/reassignment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An admin hands a pending proposal to other people (audited)
+         * @description Only the ``to`` targets may decide it from now on, under the same separation of duties
+         *     (the requester never); its version moves, so decisions read before are stale. 403 without
+         *     ``signoff_admin``; 409 once it is no longer awaiting confirmation.
+         */
+        post: operations["reassignProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/decisions": {
         parameters: {
             query?: never;
@@ -1530,6 +1552,16 @@ export interface components {
              */
             not_after?: number | null;
         };
+        /**
+         * ReassignmentRequest
+         * @description Who may decide the proposal from now on (instead of its role), and why.
+         */
+        ReassignmentRequest: {
+            /** To */
+            to: string[];
+            /** Reason */
+            reason: string;
+        };
         /** ReceiptView */
         ReceiptView: {
             /** Execution Id */
@@ -2612,6 +2644,110 @@ export interface operations {
             };
             /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reassignProposal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                proposal_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description State or version conflict, expired, consumed, revoked, or key in flight. Codes: `already_consumed`, `approver_revoked`, `args_mismatch`, `attempts_exhausted`, `conflict`, `execution_in_progress`, `expired`, `idempotency_key_in_flight`, `invalid_state`, `mandate_exceeded`, `mandate_exhausted`, `mandate_expired`, `mandate_revoked`, `preview_expired`, `requester_revoked`, `revoked`, `state_changed`, `token_expired`, `version_conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than SIGNOFF_MAX_BODY_BYTES. Codes: `payload_too_large` */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
