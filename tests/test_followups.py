@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from signoff import (
     ProposalStatus,
     StaticRoleDirectory,
 )
-from signoff.exceptions import NotFound, SeparationOfDuties
+from signoff.exceptions import NotFound, SeparationOfDuties, SignoffError
 from signoff.notify import Notifier
 from signoff.policy import PolicySource
 from tests.conftest import AGENT, APPROVER, REFUND, TOKEN_KEY
@@ -256,3 +256,52 @@ def test_a_pass_reaches_every_pending_proposal_past_the_first_page(
     late = gate.propose(AGENT, "refund_order", {**REFUND, "order_id": "ord_1004"}).proposal_id
     backend.clock.advance(timedelta(minutes=10))
     assert gate.follow_up(limit=2).reminded == [late]
+
+
+def _race(gate: Gate, admin: Principal, proposal_id: str, version: int) -> dict[str, str]:
+    """Alice's approval and the admin's reassignment, released at one moment."""
+    start = threading.Barrier(2)
+    outcomes: dict[str, str] = {}
+
+    def run(name: str, call: Callable[[], object]) -> None:
+        start.wait()
+        try:
+            call()
+            outcomes[name] = "won"
+        except SignoffError as exc:
+            outcomes[name] = exc.code
+
+    approval = Decision(DecisionKind.APPROVE, version)
+    calls = {
+        "decide": lambda: gate.decide(
+            APPROVER, proposal_id, approval, idempotency_key=f"a-{proposal_id}"
+        ),
+        "reassign": lambda: gate.reassign(admin, proposal_id, to=["person:erin"], reason="away"),
+    }
+    threads = [threading.Thread(target=run, args=item) for item in calls.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return outcomes
+
+
+def test_a_reassignment_racing_a_decision_lets_exactly_one_win(
+    backend: Backend, tmp_path: Path
+) -> None:
+    """Alice approves while an admin reassigns to erin: either the approval stands and the
+    reassignment is refused (409), or the reassignment stands and alice is refused — never
+    both, on either store."""
+    gate = policy_gate(backend, tmp_path)
+    admin = Principal("olga", "acme", roles=frozenset({"signoff_admin"}))
+    for order in ("ord_1001", "ord_1002", "ord_1003", "ord_1004", "ord_1005"):
+        proposal = gate.propose(AGENT, "refund_order", {**REFUND, "order_id": order})
+        outcomes = _race(gate, admin, proposal.proposal_id, proposal.version)
+        assert list(outcomes.values()).count("won") == 1, outcomes
+        final = gate.proposal(admin, proposal.proposal_id)
+        if outcomes["decide"] == "won":
+            assert final.status is ProposalStatus.CONFIRMED
+            assert outcomes["reassign"] == "invalid_state"
+        else:
+            assert final.status is ProposalStatus.AWAITING_CONFIRMATION and final.approvals == ()
+            assert outcomes["decide"] in ("version_conflict", "not_entitled")

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
         TerminalFailure,
     )
     from signoff.gate._async import AsyncGate
+    from signoff.gate._followup_loop import FollowupLoop
+    from signoff.gate._followups import FollowupPass
     from signoff.gate._gate import Gate, verify_audit
     from signoff.gate._hooks import ExecutionHooks, HookPoint
     from signoff.gate._reconcile import ReconcileAction, Reconciled
@@ -72,6 +74,8 @@ __all__ = [
     "ExecutionHooks",
     "ExecutionResult",
     "ExecutionStatus",
+    "FollowupLoop",
+    "FollowupPass",
     "Gate",
     "HookPoint",
     "ItemOutcome",
