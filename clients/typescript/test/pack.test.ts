@@ -1,5 +1,7 @@
 // `npm pack` makes a tarball that installs into an empty project with no download (its one
-// runtime dependency, `jose`, comes from npm's cache) and whose entry points load and work —
+// runtime dependency, `jose`, is packed from the copy `npm ci` installed here: npm ci leaves no
+// registry metadata in the cache, so `--offline` could not resolve it from there on a clean
+// machine) and whose entry points load and work —
 // the HTTP client's without `jose`, which only `@signoff/client/verify` imports.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -20,7 +22,10 @@ test("npm pack's tarball installs offline, and its entry points load", () => {
     const project = join(work, "project");
     execFileSync("mkdir", [project]);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(work, tarball)], { cwd: project });
+    execFileSync("npm", ["pack", "--silent", "--pack-destination", work, join(root, "node_modules", "jose")], { cwd: work, stdio: ["ignore", "ignore", "inherit"] });
+    const [jose] = readdirSync(work).filter((name) => name.startsWith("jose-") && name.endsWith(".tgz"));
+    assert.ok(jose, "jose packed from node_modules");
+    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(work, tarball), join(work, jose)], { cwd: project });
     const script = [
       'import { confirmationIdempotencyKey, SignoffClient, VersionConflict } from "@signoff/client";',
       'import { startDemoServer } from "@signoff/client/testing";',
