@@ -237,16 +237,16 @@ def _device_decision(proposal_id: str) -> AuditEvent:
 def _bundle(world: World, figures: Figures) -> None:
     gate = world.gate
     trust = PublicKeys(world.keys.public_jwks())
-    export = _timed(lambda: gate.export_bundle(TENANT))
+    start = time.perf_counter()
     document = gate.export_bundle(TENANT)
+    export = time.perf_counter() - start
     events = len(document["events"])
-    verify = _timed(lambda: verify_bundle(document, trust))
+    start = time.perf_counter()
     report = verify_bundle(document, trust)
+    verify = time.perf_counter() - start
     assert report.ok, report
-    del document
-    export_peak = _peak(lambda: gate.export_bundle(TENANT))
-    document = gate.export_bundle(TENANT)
     verify_peak = _peak(lambda: verify_bundle(document, trust))
+    export_peak = _peak(lambda: gate.export_bundle(TENANT))
     figures.events = events
     figures.export_per_s, figures.verify_per_s = events / export, events / verify
     figures.export_peak_mib, figures.verify_peak_mib = export_peak, verify_peak
