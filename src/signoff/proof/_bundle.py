@@ -107,9 +107,9 @@ def build_bundle(
         start["frontier"] = [b64(h) for h in tree.frontier()]
         proof = inclusion_proof(since - 1, leaves[:since])
         start["anchor"] = {"hash": events[since - 1].hash, "proof": [b64(h) for h in proof]}
-    tree = LeafTree(leaves)  # each subtree hashed once for all the checkpoints' proofs
+    proofs = LeafTree(leaves)  # each subtree hashed once for all the checkpoints' proofs
     links = [
-        {"old_size": a, "new_size": b, "proof": [b64(h) for h in tree.consistency_proof(a, b)]}
+        {"old_size": a, "new_size": b, "proof": [b64(h) for h in proofs.consistency_proof(a, b)]}
         for (a, _), (b, _) in itertools.pairwise(provable)
         if a > 0
     ]
