@@ -15,7 +15,17 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("fastapi", "starlette", "mcp", "authlib", "uvicorn", "psycopg", "webauthn", "jinja2")
+HEAVY = (
+    "fastapi",
+    "starlette",
+    "mcp",
+    "authlib",
+    "uvicorn",
+    "psycopg",
+    "webauthn",
+    "jinja2",
+    "opentelemetry",
+)
 PROBE = """
 import json, sys
 from signoff.cli._main import cli

@@ -2,7 +2,8 @@
 
 ``text`` is a readable line per event, ``json`` one JSON object per line with
 ``timestamp``, ``level``, ``logger``, ``event`` and the request id of the
-request being served. uvicorn's and signoff's standard-library loggers go
+request being served (and, while tracing is on, the current ``trace_id`` and
+``span_id``). uvicorn's and signoff's standard-library loggers go
 through the same formatter, so every line of a worker has one shape. Values
 whose key names a secret are replaced before rendering.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import structlog
 
 from signoff._request_context import current_request_id
+from signoff._telemetry import current_ids
 from signoff._text import escaped
 
 LOG_FORMATS = ("text", "json")
@@ -28,6 +30,10 @@ def _add_request_id(_: Any, __: str, event: MutableMapping[str, Any]) -> Mutable
     request_id = current_request_id()
     if request_id is not None:
         event.setdefault("request_id", request_id)
+    ids = current_ids()
+    if ids is not None:
+        event.setdefault("trace_id", ids[0])
+        event.setdefault("span_id", ids[1])
     return event
 
 

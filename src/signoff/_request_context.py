@@ -2,7 +2,10 @@
 
 The HTTP edge sets it (``X-Request-ID`` or a fresh one) for the duration of a
 request; anything the gate appends to the audit chain in that context carries
-it in its ``data`` as ``request_id``. Outside a request it is ``None``.
+it in its ``data`` as ``request_id``. Outside a request it is ``None``. While
+tracing is on (``signoff._telemetry``), the event's ``data`` also carries the
+current span's ``trace_id`` and ``span_id``; with tracing off nothing is added,
+so the events (and their hashes) are what they were.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import re
 from contextvars import ContextVar, Token
 from typing import Any
+
+from signoff._telemetry import current_ids
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("signoff_request_id", default=None)
 # What a client may send as X-Request-ID: short, printable, no separators to forge log lines.
@@ -29,8 +34,11 @@ def current_request_id() -> str | None:
 
 
 def with_request_id(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` plus the current request id, when there is one (audit events)."""
+    """``data`` plus the current request id and trace, when there are (audit events)."""
     request_id = REQUEST_ID.get()
-    if request_id is None or "request_id" in data:
-        return data
-    return {**data, "request_id": request_id}
+    if request_id is not None and "request_id" not in data:
+        data = {**data, "request_id": request_id}
+    ids = current_ids()
+    if ids is not None and "trace_id" not in data:
+        data = {**data, "trace_id": ids[0], "span_id": ids[1]}
+    return data

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from signoff.proof._merkle import (
     CompactTree,
@@ -196,3 +199,18 @@ def test_partial_tree_proves_leaves_after_its_frontier() -> None:
             assert partial.root() == root_hash(leaves[:n])
             for i in range(m, n):
                 assert partial.inclusion_proof(i) == inclusion_proof(i, leaves[:n])
+
+
+@settings(max_examples=150)
+@given(st.integers(1, 700), st.data())
+def test_a_leaf_tree_proves_as_the_rfc_functions_do(size: int, data: st.DataObject) -> None:
+    """LeafTree (subtrees kept across sizes) gives the very proofs of consistency_proof, for
+    any pair of sizes, asked in any order."""
+    from signoff.proof._merkle import LeafTree
+
+    leaves = [hashlib.sha256(i.to_bytes(4, "big")).digest() for i in range(size)]
+    tree = LeafTree(leaves)
+    pairs = data.draw(st.lists(st.tuples(st.integers(1, size), st.integers(1, size)), max_size=8))
+    for a, b in [(min(p), max(p)) for p in pairs] + [(1, size), (size, size)]:
+        assert tree.consistency_proof(a, b) == consistency_proof(a, leaves[:b])
+        assert tree.mth(0, b) == root_hash(leaves[:b])

@@ -66,6 +66,47 @@ def event_hash(
     prev_hash: str,
     mac: str | None = None,
 ) -> str:
+    """Hex SHA-256 of the JCS form of the event's fields (PROOF-FORMAT.md section 2)."""
+    plain = (
+        _text(tenant, kind, data, prev_hash)
+        and _text_or_none(proposal_id, execution_id, actor, mac)
+        and _safe_int(seq)
+        and _safe_int(at)
+    )
+    if plain:
+        # The JCS text written directly, members in their code-point order: a string
+        # is JSON's own escape of it (RFC 8785's for str), an int its decimal digits.
+        signed = "" if mac is None else '"mac":' + _STRING(mac) + ","
+        text = (
+            f'{{"actor":{_json(actor)},"at":{at},"data":{_STRING(data)},'
+            f'"execution_id":{_json(execution_id)},"kind":{_STRING(kind)},{signed}'
+            f'"prev_hash":{_STRING(prev_hash)},"proposal_id":{_json(proposal_id)},'
+            f'"seq":{seq},"tenant":{_STRING(tenant)}}}'
+        )
+        try:
+            return sha256_hex(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: refused below, as canonical_json refuses it
+    return _document_hash(
+        tenant=tenant, seq=seq, at=at, kind=kind, proposal_id=proposal_id,
+        execution_id=execution_id, actor=actor, data=data, prev_hash=prev_hash, mac=mac,
+    )  # fmt: skip
+
+
+def _document_hash(
+    *,
+    tenant: str,
+    seq: int,
+    at: int,
+    kind: str,
+    proposal_id: str | None,
+    execution_id: str | None,
+    actor: str | None,
+    data: str,
+    prev_hash: str,
+    mac: str | None,
+) -> str:
+    """The hash through :func:`canonical_flat` (any other value: its checks and refusals)."""
     document: dict[str, str | int | None] = {
         "tenant": tenant,
         "seq": seq,
@@ -80,6 +121,26 @@ def event_hash(
     if mac is not None:
         document["mac"] = mac
     return sha256_hex(canonical_flat(document))
+
+
+def _text(*values: object) -> bool:
+    return all(type(value) is str for value in values)
+
+
+def _text_or_none(*values: object) -> bool:
+    return all(value is None or type(value) is str for value in values)
+
+
+def _safe_int(value: object) -> bool:
+    return type(value) is int and _SAFE_MIN <= value <= _SAFE_MAX
+
+
+def _json(value: str | None) -> str:
+    return "null" if value is None else _STRING(value)
+
+
+_STRING = json.encoder.encode_basestring  # JSON's escapes, non-ASCII kept: JCS for a str
+_SAFE_MIN, _SAFE_MAX = -(2**53) + 1, 2**53 - 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,7 +112,7 @@ class WriteTool(abc.ABC, Generic[ArgsT]):
         """Validate raw model arguments strictly; JSON text or a mapping."""
         if isinstance(raw, Mapping):
             try:
-                raw = json.dumps(raw, allow_nan=False)
+                raw = _ARGUMENTS_JSON(raw)
             except (TypeError, ValueError) as exc:
                 raise InvalidArguments(f"arguments are not JSON: {exc}") from exc
         try:
@@ -192,3 +192,7 @@ def _errors(exc: pydantic.ValidationError) -> list[dict[str, Any]]:
         {"loc": [str(part) for part in err["loc"]], "type": err["type"], "msg": err["msg"]}
         for err in exc.errors(include_url=False, include_input=False)
     ]
+
+
+# `json.dumps(raw, allow_nan=False)`, one encoder for the process (pydantic reads the text).
+_ARGUMENTS_JSON = json.JSONEncoder(allow_nan=False).encode

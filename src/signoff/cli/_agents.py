@@ -95,6 +95,7 @@ def mcp_command(
     config: str | None,
 ) -> None:
     """Serve the MCP tools over stdio, acting for --principal."""
+    from signoff._telemetry import configure_tracing
     from signoff.cli._seal import seal_from_environment
     from signoff.cli._serve import upstream_flags
     from signoff.gate._gate import Gate
@@ -111,6 +112,7 @@ def mcp_command(
     flags["upstreams"] = upstream_flags(upstream, flags, config)
     settings = _settings(flags, config)
     identity = _identity(principal or (DEMO_PRINCIPAL if settings.demo else None), agent)
+    configure_tracing(settings.tracing, os.environ)
     token_key = settings.effective_token_key()
     with _catalog(settings, persistent=True) as tools, ExitStack() as stack:
         store = seal_from_environment(open_store(settings.database_url))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from datetime import timedelta
 
 import click
 
 from signoff._paths import default_database_url
+from signoff._telemetry import configure_tracing
 from signoff.cli._main import DB_HELP
 from signoff.cli._options import DATABASE
 from signoff.cli._signals import stop_on_signals
@@ -44,6 +46,7 @@ def notify(db: str | None, config_path: str, once: bool) -> None:
         config = load_config(config_path)
     except ConfigError as exc:
         raise InvalidRequest(f"{exc} — fix the notify configuration") from exc
+    configure_tracing(None, os.environ)  # traced when OTEL_EXPORTER_OTLP_ENDPOINT is set
     with open_store(db or default_database_url()) as store:
         try:
             channels = config.channels(store=store)

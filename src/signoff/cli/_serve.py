@@ -80,12 +80,14 @@ def serve(config: str | None, upstream: tuple[str, ...], **flags: Any) -> None:
     import uvicorn
 
     from signoff._logging import logging_config
+    from signoff._telemetry import check_tracing
     from signoff.cli._checks import check_port_free
 
     flags["upstreams"] = upstream_flags(upstream, flags, config)
     if flags.get("policy_file") is not None:
         flags["policy_file"] = str(Path(flags["policy_file"]).resolve())
     settings = _settings(flags, config)
+    check_tracing(settings.tracing, os.environ)  # before the workers start, in one line
     _prepare(settings)
     check_port_free(settings.host, settings.port)
     # Workers are separate processes: hand them the same settings through the environment.

@@ -14,6 +14,7 @@ from signoff._model import (
     Proposal,
     ProposalStatus,
 )
+from signoff._telemetry import span
 from signoff.catalog._types import (
     ItemOutcome,
     NotFoundAtProvider,
@@ -91,12 +92,19 @@ def call_and_finish(
     """The provider call of a started attempt, outside any transaction, then its record."""
     ctx.hooks(HookPoint.BEFORE_PROVIDER_CALL, running)
     tool = ctx.catalog.get(proposal.tool)
-    outcome = call_provider(
-        lambda: tool.execute(args, running.request_key, state),
+    with span(
+        "signoff.provider.call",
         tool=tool.name,
-        hook="execute",
-        answers=EXECUTE_ANSWERS,
-    )
+        execution_id=running.execution_id,
+        attempt=running.attempts,
+    ) as call:
+        outcome = call_provider(
+            lambda: tool.execute(args, running.request_key, state),
+            tool=tool.name,
+            hook="execute",
+            answers=EXECUTE_ANSWERS,
+        )
+        call.set(outcome=_classify(outcome)[0].value)
     if isinstance(outcome, Succeeded):
         ctx.hooks(HookPoint.AFTER_PROVIDER_SUCCESS, running)
     return finish_attempt(ctx, proposal, running, outcome)

@@ -147,7 +147,11 @@ def _check(
                 seq=expected,
             )
         reason = None if adopt and event.mac is None else authenticator.check(event)
-        if reason is None and event.mac is not None and ({event.mac} & (seen | replayed)):
+        if (
+            reason is None
+            and event.mac is not None
+            and (event.mac in seen or event.mac in replayed)
+        ):
             reason = "it repeats another event's authenticator (a replay)"
         if reason is not None:
             refusal = EventUnauthenticated(

@@ -12,6 +12,7 @@ from signoff._canonical import args_digest, canonical_json
 from signoff._clock import Clock, to_micros
 from signoff._directory import RoleDirectory
 from signoff._model import DecisionKind, Principal, Proposal
+from signoff._telemetry import span
 from signoff._text import unstorable
 from signoff._tokens import TokenMinter
 from signoff.catalog._catalog import Catalog
@@ -81,7 +82,10 @@ class GateContext:
         retryable = self.store.integrity_errors + self.store.transient_errors
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                with self.store.step() if one_statement else self.store.transaction() as tx:
+                with (
+                    span("signoff.store.write", attempt=attempt),
+                    self.store.step() if one_statement else self.store.transaction() as tx,
+                ):
                     result = step(tx)
             except retryable:
                 if attempt == WRITE_ATTEMPTS:

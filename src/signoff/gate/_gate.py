@@ -18,6 +18,7 @@ from signoff._model import (
     Principal,
     Proposal,
 )
+from signoff._telemetry import span
 from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
@@ -148,16 +149,19 @@ class Gate(GateReads):
         ``supersedes`` names a proposal a reviewer returned (``changes_requested``) that this
         one answers; it is frozen with the new proposal and never edits the old one.
         """
-        check_text(tool=tool, arguments=_text_of(arguments), rationale=rationale)
-        return _propose.propose(
-            self._ctx,
-            principal,
-            tool,
-            arguments,
-            rationale=rationale,
-            mandate_id=mandate_id,
-            supersedes=supersedes,
-        )
+        with span("signoff.propose", tool=tool) as step:
+            check_text(tool=tool, arguments=_text_of(arguments), rationale=rationale)
+            proposal = _propose.propose(
+                self._ctx,
+                principal,
+                tool,
+                arguments,
+                rationale=rationale,
+                mandate_id=mandate_id,
+                supersedes=supersedes,
+            )
+            step.set(proposal_id=proposal.proposal_id, outcome=proposal.status.value)
+            return proposal
 
     def propose_mandate(
         self,
@@ -206,26 +210,29 @@ class Gate(GateReads):
         ``confirmation_token`` in the result is for the application that runs the
         gate in-process; the edges never show it to the person who decided.
         """
-        check_text(
-            reason=decision.reason,
-            reason_code=decision.reason_code,
-            retyped=decision.retyped,
-            idempotency_key=idempotency_key,
-        )
-        return audited(
-            self._ctx,
-            "decide",
-            principal,
-            lambda: _decide.decide(
-                self._ctx, principal, proposal_id, decision, idempotency_key=idempotency_key
-            ),
-            proposal_id=proposal_id,
-            presented={
-                "decision": decision.kind.value,
-                "expected_version": decision.expected_version,
-                "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
-            },
-        )
+        with span("signoff.decide", proposal_id=proposal_id, decision=decision.kind.value) as step:
+            check_text(
+                reason=decision.reason,
+                reason_code=decision.reason_code,
+                retyped=decision.retyped,
+                idempotency_key=idempotency_key,
+            )
+            result = audited(
+                self._ctx,
+                "decide",
+                principal,
+                lambda: _decide.decide(
+                    self._ctx, principal, proposal_id, decision, idempotency_key=idempotency_key
+                ),
+                proposal_id=proposal_id,
+                presented={
+                    "decision": decision.kind.value,
+                    "expected_version": decision.expected_version,
+                    "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
+                },
+            )
+            step.set(tool=result.proposal.tool, outcome=result.status.value)
+            return result
 
     def decide_batch(
         self,
@@ -290,25 +297,32 @@ class Gate(GateReads):
         idempotency_key: str | None = None,
     ) -> ExecutionResult:
         """Consume the token and perform the confirmed write once."""
-        check_text(confirmation_token=confirmation_token, idempotency_key=idempotency_key)
-        result = audited(
-            self._ctx,
-            "execute",
-            principal,
-            lambda: _execute.execute(
+        with span("signoff.execute", proposal_id=proposal_id) as step:
+            check_text(confirmation_token=confirmation_token, idempotency_key=idempotency_key)
+            result = audited(
                 self._ctx,
+                "execute",
                 principal,
-                proposal_id,
-                confirmation_token,
-                idempotency_key=idempotency_key,
-            ),
-            proposal_id=proposal_id,
-            presented={
-                "token_sha256": presented_hash("token", confirmation_token),
-                "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
-            },
-        )
-        return with_signed_receipt(self._ctx, result)
+                lambda: _execute.execute(
+                    self._ctx,
+                    principal,
+                    proposal_id,
+                    confirmation_token,
+                    idempotency_key=idempotency_key,
+                ),
+                proposal_id=proposal_id,
+                presented={
+                    "token_sha256": presented_hash("token", confirmation_token),
+                    "idempotency_key_sha256": presented_hash("idempotency_key", idempotency_key),
+                },
+            )
+            step.set(
+                tool=None if result.receipt is None else result.receipt.operation,
+                execution_id=result.execution.execution_id,
+                outcome=result.execution.status.value,
+                duplicate=result.duplicate,
+            )
+            return with_signed_receipt(self._ctx, result)
 
     def retry(self, principal: Principal, execution_id: str) -> ExecutionResult:
         result = audited(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from signoff._directory import DelegatingDirectory, ExplainingDirectory, RoleDirectory
 from signoff._model import API_SURFACE, CHAT_SURFACES, DecisionKind, Principal, Proposal
@@ -193,9 +194,20 @@ def _check_role_holder(
             )
 
 
+def _delegating(directory: RoleDirectory | None) -> TypeGuard[DelegatingDirectory]:
+    """``isinstance(directory, DelegatingDirectory)``, answered once per directory class: a
+    runtime Protocol check walks the protocol's members (~15 µs, three times per flow)."""
+    return directory is not None and _delegating_class(type(directory))
+
+
+@functools.cache
+def _delegating_class(kind: type) -> bool:
+    return issubclass(kind, DelegatingDirectory)
+
+
 def claimed_roles(principal: Principal, directory: RoleDirectory | None) -> frozenset[str]:
     """The roles the token claims, and those delegated to the person now (out of office)."""
-    if principal.is_agent or not isinstance(directory, DelegatingDirectory):
+    if principal.is_agent or not _delegating(directory):
         return principal.roles
     return principal.roles | directory.delegated_roles(principal.tenant, principal.subject)
 
@@ -210,7 +222,7 @@ def with_delegated_roles(principal: Principal, directory: RoleDirectory | None) 
 
 def acting_for(principal: Principal, role: str, directory: RoleDirectory | None) -> str | None:
     """Whom the person stands in for with ``role`` (a delegation), when not for themselves."""
-    if role in principal.roles or not isinstance(directory, DelegatingDirectory):
+    if role in principal.roles or not _delegating(directory):
         return None
     return directory.delegator_of(principal.tenant, principal.subject, role)
 

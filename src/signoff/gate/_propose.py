@@ -156,4 +156,9 @@ def check_supersedes(ctx: GateContext, principal: Principal, tool: str, old_id: 
 
 
 def _digest_of(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+    """``preview_digest`` (hashed into the audit event): SHA-256 of ``json.dumps(value,
+    sort_keys=True)``, with one encoder for the process (tests/test_json_bytes.py)."""
+    return hashlib.sha256(_SORTED_JSON(value).encode()).hexdigest()
+
+
+_SORTED_JSON = json.JSONEncoder(sort_keys=True).encode

@@ -86,6 +86,10 @@ def create_app(
         lifespan=_lifespan,
         docs_url=None,  # served from local assets by install_docs, never a CDN
         redoc_url=None,
+        # One server span per request, signoff's own (http/_request_log.py): FastAPI's would
+        # record the query string (where tokens travel) and, in its logs, the input of a
+        # failed validation. Metrics stay on the Prometheus endpoint.
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.state.signoff = state
     state.rate_limit = ProposalRateLimit(
@@ -246,10 +250,12 @@ def app_from_environment() -> FastAPI:
     import os
 
     from signoff._logging import configure_logging
+    from signoff._telemetry import configure_tracing
     from signoff.http._settings import load_settings
 
     settings = load_settings(env=os.environ, config=os.environ.get(CONFIG_ENV))
     configure_logging(settings.log_level, settings.log_format)
+    configure_tracing(settings.tracing, os.environ)  # this worker's spans, if any are wanted
     # This worker's connections: a request head gets the same deadline as its body.
     DeadlineH11Protocol.read_seconds = float(settings.request_read_seconds)
     return create_app(settings)

@@ -4,7 +4,9 @@
 a fresh id is made; it is echoed in the response, bound to every log line of
 the request and written into the audit events the request appends. The access
 line names the route template and status, never the query string or headers
-(where tokens travel).
+(where tokens travel). While tracing is on, each request is a server span that continues
+the caller's W3C ``traceparent`` (the OpenTelemetry propagator reads it), named by the
+method and route template, never the URL.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signoff._request_context import VALID_REQUEST_ID, reset_request_id, set_request_id
+from signoff._telemetry import context_from_headers, span
 
 HEADER = "X-Request-ID"
 
@@ -32,11 +35,13 @@ class RequestContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        offered = Headers(scope=scope).get(HEADER)
+        headers = Headers(scope=scope)
+        offered = headers.get(HEADER)
         request_id = offered if offered and VALID_REQUEST_ID.match(offered) else uuid.uuid4().hex
         token = set_request_id(request_id)
         started = time.perf_counter()
         status = 500
+        method = scope.get("method")
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
@@ -45,15 +50,26 @@ class RequestContext:
                 MutableHeaders(scope=message)[HEADER] = request_id
             await send(message)
 
+        traced = span(
+            f"{method}",
+            server=True,
+            parent=context_from_headers(headers),
+            **{"http.request.method": method},
+        )
         try:
-            await self.app(scope, receive, send_with_id)
+            with traced as request_span:
+                try:
+                    await self.app(scope, receive, send_with_id)
+                finally:
+                    route = getattr(scope.get("route"), "path", None) or "unmatched"
+                    request_span.rename(f"{method} {route}")
+                    request_span.set(**{"http.route": route, "http.response.status_code": status})
+                    self.log.info(
+                        "http.request",
+                        method=method,
+                        route=route,
+                        status=status,
+                        duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                    )
         finally:
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
-            self.log.info(
-                "http.request",
-                method=scope.get("method"),
-                route=route,
-                status=status,
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
-            )
             reset_request_id(token)

@@ -194,6 +194,12 @@ class Settings(BaseSettings):
     log_format: Annotated[Literal["text", "json"], BeforeValidator(lower)] = Field(
         "text", description="`json`: one JSON object per line, with the request id."
     )
+    tracing: bool | None = Field(
+        None,
+        description="OpenTelemetry traces over OTLP/HTTP (`signoff[otel]`; the `OTEL_*` "
+        "variables configure the exporter) [default: on when `OTEL_EXPORTER_OTLP_ENDPOINT` "
+        "is set].",
+    )
     metrics_token: Annotated[str | None, StringConstraints(min_length=32)] = Field(
         None,
         repr=False,

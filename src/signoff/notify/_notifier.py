@@ -20,10 +20,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from signoff._clock import Clock, SystemClock, to_micros
+from signoff._model import Proposal
+from signoff._telemetry import from_event, span
+from signoff.audit._chain import AuditEvent
 from signoff.notify._channel import Channel, DeliveryFailed
-from signoff.notify._events import Notification, event_type_of, notification
+from signoff.notify._events import event_type_of, notification
 from signoff.store._base import Store
 from signoff.store._q_deliveries import INITIALIZED, DeliveryRecord
+from signoff.store._q_followups import Assignment
 from signoff.store._sql import SqlTransaction
 
 log = logging.getLogger("signoff.notify")
@@ -127,18 +131,19 @@ class Notifier:
     def _deliver(self, record: DeliveryRecord, lease_until: int) -> bool:
         channel = self.channels[record.destination]
         attempts = record.attempts + 1
-        error = None
-        try:
-            channel.send(self._notification(record), self.clock.now())
-        except DeliveryFailed as exc:
-            error = str(exc)[:MAX_ERROR]
-        except Exception as exc:
-            # A channel that fails in a way it did not foresee has still failed this attempt:
-            # the row is retried and dead-lettered like any other, and the pass goes on.
-            log.exception(
-                "%s: sending event %s/%s failed", record.destination, record.tenant, record.seq
-            )
-            error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
+        event, proposal, assignment = self._read(record)
+        # The delivery joins the trace of the step that appended its event (when it was traced).
+        with span(
+            "signoff.notify.deliver",
+            parent=None if event is None else from_event(event.payload()),
+            destination=record.destination,
+            event_type=record.event_type,
+            attempt=attempts,
+            proposal_id=None if event is None else event.proposal_id,
+            execution_id=None if event is None else event.execution_id,
+        ) as delivery:
+            error = self._send(channel, record, event, proposal, assignment)
+            delivery.set(outcome="delivered" if error is None else "failed")
         now = self.clock.now()
         if error is None:
             status, due = "delivered", now
@@ -161,16 +166,41 @@ class Notifier:
             )
         return error is None
 
-    def _notification(self, record: DeliveryRecord) -> Notification:
-        with self.store.read() as tx:
-            event = tx.audit_event(record.tenant, record.seq)
+    def _send(
+        self,
+        channel: Channel,
+        record: DeliveryRecord,
+        event: AuditEvent | None,
+        proposal: Proposal | None,
+        assignment: Assignment | None,
+    ) -> str | None:
+        """Send one delivery; the error to record, or None when it was delivered."""
+        try:
             if event is None:
                 raise DeliveryFailed("the audit event is missing")
-            proposal, assignment = None, None
-            if event.proposal_id is not None:
-                proposal = tx.proposal(record.tenant, event.proposal_id)
-                assignment = tx.assignment(record.tenant, event.proposal_id)
-        return notification(event, record.event_type, proposal, self.public_url, assignment)
+            sent = notification(event, record.event_type, proposal, self.public_url, assignment)
+            channel.send(sent, self.clock.now())
+        except DeliveryFailed as exc:
+            return str(exc)[:MAX_ERROR]
+        except Exception as exc:
+            # A channel that fails in a way it did not foresee has still failed this attempt:
+            # the row is retried and dead-lettered like any other, and the pass goes on.
+            log.exception(
+                "%s: sending event %s/%s failed", record.destination, record.tenant, record.seq
+            )
+            return f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
+        return None
+
+    def _read(
+        self, record: DeliveryRecord
+    ) -> tuple[AuditEvent | None, Proposal | None, Assignment | None]:
+        with self.store.read() as tx:
+            event = tx.audit_event(record.tenant, record.seq)
+            if event is None or event.proposal_id is None:
+                return event, None, None
+            proposal = tx.proposal(record.tenant, event.proposal_id)
+            assignment = tx.assignment(record.tenant, event.proposal_id)
+        return event, proposal, assignment
 
     def run(self, stop: threading.Event | None = None, *, interval: float = 1.0) -> None:
         """Pass after pass until ``stop`` is set; a full batch goes again at once."""

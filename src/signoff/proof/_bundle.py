@@ -25,7 +25,7 @@ from signoff.audit._chain import AuditEvent
 from signoff.exceptions import ProofFormatError
 from signoff.proof._checkpoint import Checkpoint
 from signoff.proof._events import event_from_dict, event_to_dict, leaf_of
-from signoff.proof._merkle import CompactTree, consistency_proof, inclusion_proof
+from signoff.proof._merkle import CompactTree, LeafTree, inclusion_proof
 
 BUNDLE_FORMAT = "signoff-audit-bundle/1"
 
@@ -107,8 +107,9 @@ def build_bundle(
         start["frontier"] = [b64(h) for h in tree.frontier()]
         proof = inclusion_proof(since - 1, leaves[:since])
         start["anchor"] = {"hash": events[since - 1].hash, "proof": [b64(h) for h in proof]}
+    proofs = LeafTree(leaves)  # each subtree hashed once for all the checkpoints' proofs
     links = [
-        {"old_size": a, "new_size": b, "proof": [b64(h) for h in consistency_proof(a, leaves[:b])]}
+        {"old_size": a, "new_size": b, "proof": [b64(h) for h in proofs.consistency_proof(a, b)]}
         for (a, _), (b, _) in itertools.pairwise(provable)
         if a > 0
     ]

@@ -231,3 +231,50 @@ class PartialTree:
         if m <= k:
             return [*self._subproof(m, a, a + k, start=start), self._mth(a + k, b)]
         return [*self._subproof(m - k, a + k, b, start=False), self._mth(a, a + k)]
+
+
+class LeafTree:
+    """Proofs for many tree sizes over one list of leaf hashes, each subtree hashed once.
+
+    A bundle proves every checkpoint consistent with the next: with the functions above each
+    proof rehashes the tree up to its size, O(n) per checkpoint and O(n²/64) for a log
+    checkpointed every 64 events. The perfect subtrees a proof needs are the same in every
+    larger tree (they start at a multiple of their size), so their hashes are kept — those
+    of 64 leaves or more; smaller ones cost less to hash again than to keep.
+    """
+
+    KEEP = 64
+
+    def __init__(self, leaves: Sequence[bytes]) -> None:
+        self._leaves = leaves
+        self._perfect: dict[tuple[int, int], bytes] = {}
+
+    def mth(self, a: int, b: int) -> bytes:
+        """MTH(leaves[a:b]) for a range the RFC's recursion reaches (``a`` aligned)."""
+        n = b - a
+        if n <= 1:
+            return self._leaves[a] if n == 1 else EMPTY_ROOT
+        keep = n >= self.KEEP and n & (n - 1) == 0
+        if keep:
+            known = self._perfect.get((a, n))
+            if known is not None:
+                return known
+        k = _split(n)
+        digest = node_hash(self.mth(a, a + k), self.mth(a + k, b))
+        if keep:
+            self._perfect[(a, n)] = digest
+        return digest
+
+    def consistency_proof(self, old_size: int, new_size: int) -> list[bytes]:
+        """:func:`consistency_proof` of ``old_size`` in the tree of the first ``new_size``."""
+        if not 0 < old_size <= new_size <= len(self._leaves):
+            raise ValueError("a consistency proof needs 0 < old size <= new size")
+        return self._subproof(old_size, 0, new_size, start=True)
+
+    def _subproof(self, m: int, a: int, b: int, *, start: bool) -> list[bytes]:
+        if m == b - a:
+            return [] if start else [self.mth(a, b)]
+        k = _split(b - a)
+        if m <= k:
+            return [*self._subproof(m, a, a + k, start=start), self.mth(a + k, b)]
+        return [*self._subproof(m - k, a + k, b, start=False), self.mth(a, a + k)]
