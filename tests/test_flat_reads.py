@@ -31,7 +31,7 @@ from tests.conftest import AGENT, APPROVER, ISSUER, REFUND, TOKEN_KEY, World, ma
 
 # A plan row that reads a tenant's whole log or the whole awaiting queue.
 WALKS = (
-    re.compile(r"SCAN (audit_events|proposals)\b"),
+    re.compile(r"SCAN (audit_events|proposals|proposal_assignees)\b"),
     re.compile(
         r"audit_events USING (COVERING )?INDEX sqlite_autoindex_audit_events_1 \(tenant=\?\)$"
     ),

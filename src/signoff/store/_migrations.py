@@ -349,6 +349,8 @@ MIGRATIONS: dict[int, tuple[Statement, ...]] = {
             added_at BIGINT NOT NULL,
             PRIMARY KEY (proposal_id, target)
         )""",
+        # The inbox reads a person's assignments from this side (store/_q_proposals.py).
+        "CREATE INDEX proposal_assignees_by_target ON proposal_assignees (tenant, target)",
     ),
     # Reads that stay flat as a tenant's log grows (benchmarks/bench_scale.py): a proposal's
     # events by (proposal, tenant, seq), so `tenant = ? AND proposal_id = ? ORDER BY seq` no

@@ -144,7 +144,7 @@ class ProposalQueries(SqlBase):
         )
         branches = [
             (
-                "",
+                "proposals p",
                 "p.required_role = ? AND p.requester_subject <> ?" + not_reassigned,
                 [role, subject],
             )
@@ -152,27 +152,27 @@ class ProposalQueries(SqlBase):
         ]
         targets = [f"person:{subject}", *(f"role:{r}" for r in sorted(set(roles)))]
         named = ",".join("?" * len(targets))
-        branches.append(
-            (
-                "",
-                "p.requester_subject <> ? AND p.proposal_id IN (SELECT a.proposal_id FROM "
-                f"proposal_assignees a WHERE a.target IN ({named}))",
-                [subject, *targets],
-            )
+        assignee = (
+            "proposal_assignees a CROSS JOIN proposals p",  # SQLite: a drives the loop
+            f"a.tenant = p.tenant AND a.proposal_id = p.proposal_id AND a.target IN ({named}) "
+            "AND p.requester_subject <> ?",
+            [*targets, subject],
         )
         # Without statistics SQLite would walk (status, expires_at) over every awaiting
         # proposal to find this person's own few; PostgreSQL's planner has statistics.
         mine = " INDEXED BY proposals_by_requester" if self._dialect.name == "sqlite" else ""
-        branches.append((mine, "p.requester_subject = ? AND p.requester_confirms = 1", [subject]))
+        own = "p.requester_subject = ? AND p.requester_confirms = 1"
+        branches.append(("proposals p" + mine, own, [subject]))
+        branches.append(assignee)
         page, page_params = "", []
         if after is not None:
             page = " AND (p.expires_at > ? OR (p.expires_at = ? AND p.proposal_id > ?))"
             page_params = [after[0], after[0], after[1]]
         parts: list[str] = []
         params: list[Any] = []
-        for index, (hint, condition, values) in enumerate(branches):
+        for index, (source, condition, values) in enumerate(branches):
             parts.append(
-                f"SELECT * FROM (SELECT {_PROPOSAL_COLUMNS_P} FROM proposals p{hint} "
+                f"SELECT * FROM (SELECT {_PROPOSAL_COLUMNS_P} FROM {source} "
                 f"WHERE p.tenant = ? AND p.status = ? AND p.expires_at > ? AND {condition} "
                 "AND NOT EXISTS (SELECT 1 FROM decisions d "
                 f"WHERE d.proposal_id = p.proposal_id AND d.approver = ?){page} "
