@@ -54,16 +54,15 @@ class FollowupQueries(SqlBase):
         self.run("DELETE FROM proposal_assignees WHERE proposal_id = ?", (proposal_id,))
 
     def assignment(self, tenant: str, proposal_id: str) -> Assignment:
+        # One statement (one round trip on PostgreSQL): every decision reads this.
         rows = self.run(
             "SELECT target FROM proposal_assignees WHERE tenant = ? AND proposal_id = ? "
-            "ORDER BY target",
-            (tenant, proposal_id),
+            "UNION ALL SELECT NULL FROM proposal_followups WHERE proposal_id = ? AND step = ?",
+            (tenant, proposal_id, proposal_id, REASSIGNED),
         ).fetchall()
-        replaced = self.run(
-            "SELECT 1 FROM proposal_followups WHERE proposal_id = ? AND step = ?",
-            (proposal_id, REASSIGNED),
-        ).fetchone()
-        return Assignment(tuple(str(r[0]) for r in rows), replaced is not None)
+        targets = sorted(str(r[0]) for r in rows if r[0] is not None)
+        replaced = any(r[0] is None for r in rows)
+        return Assignment(tuple(targets), replaced)
 
     def pending_with_followups(
         self, now: int, limit: int, after: tuple[int, str] | None = None
