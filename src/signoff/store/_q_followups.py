@@ -27,6 +27,7 @@ class Assignment:
 class FollowupQueries(SqlBase):
     def claim_followup(self, tenant: str, proposal_id: str, step: str, now: int) -> bool:
         """Record ``step`` for the proposal; True for the one caller whose insert won."""
+        self._forget_assignment(proposal_id)
         cursor = self.run(
             "INSERT INTO proposal_followups (proposal_id, step, tenant, at) VALUES (?,?,?,?) "
             "ON CONFLICT (proposal_id, step) DO NOTHING",
@@ -43,6 +44,7 @@ class FollowupQueries(SqlBase):
     def add_assignees(
         self, tenant: str, proposal_id: str, targets: Iterable[str], *, via: str, now: int
     ) -> None:
+        self._forget_assignment(proposal_id)
         for target in targets:
             self.run(
                 "INSERT INTO proposal_assignees (proposal_id, target, tenant, via, added_at) "
@@ -51,10 +53,18 @@ class FollowupQueries(SqlBase):
             )
 
     def clear_assignees(self, proposal_id: str) -> None:
+        self._forget_assignment(proposal_id)
         self.run("DELETE FROM proposal_assignees WHERE proposal_id = ?", (proposal_id,))
 
+    def _forget_assignment(self, proposal_id: str) -> None:
+        for key in [k for k in self._known if k[0] == "assignment" and k[2] == proposal_id]:
+            del self._known[key]
+
     def assignment(self, tenant: str, proposal_id: str) -> Assignment:
-        # One statement (one round trip on PostgreSQL): every decision reads this.
+        known = self._known.get(("assignment", tenant, proposal_id))
+        if known is not None:  # read_for_decision found it empty
+            return known  # type: ignore[no-any-return]
+        # One statement (one round trip on PostgreSQL).
         rows = self.run(
             "SELECT target FROM proposal_assignees WHERE tenant = ? AND proposal_id = ? "
             "UNION ALL SELECT NULL FROM proposal_followups WHERE proposal_id = ? AND step = ?",

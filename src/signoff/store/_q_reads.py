@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from signoff.store._q_followups import Assignment
 from signoff.store._q_idempotency import IDEMPOTENCY_COLUMNS, IdempotencyQueries, IdempotencyRecord
 from signoff.store._q_proposals import (
     _APPROVAL_COLUMNS_D,
@@ -33,6 +34,14 @@ _A = len(_APPROVAL_COLUMNS_D.split(","))
 _REQUIRED_ROLE = "p.required_role"
 
 
+# Whether an escalation or a reassignment widened who decides (store/_q_followups.py).
+_WIDENED = (
+    "(EXISTS (SELECT 1 FROM proposal_assignees a WHERE a.proposal_id = p.proposal_id) "
+    "OR EXISTS (SELECT 1 FROM proposal_followups f WHERE f.proposal_id = p.proposal_id "
+    "AND f.step = 'reassigned'))"
+)
+
+
 class StepReads(ProposalQueries, TokenQueries, IdempotencyQueries, RoleQueries):
     def read_for_decision(
         self, tenant: str, proposal_id: str, *, scope: str, key: str, subject: str
@@ -41,7 +50,7 @@ class StepReads(ProposalQueries, TokenQueries, IdempotencyQueries, RoleQueries):
         for the proposal's required role."""
         rows = self.run(
             f"SELECT {_I}, g.revoked, {_REQUIRED_ROLE}, {_PROPOSAL_COLUMNS_P}, "
-            f"{_APPROVAL_COLUMNS_D} FROM (SELECT 1 AS one) o "
+            f"{_APPROVAL_COLUMNS_D}, {_WIDENED} FROM (SELECT 1 AS one) o "
             "LEFT JOIN idempotency_keys i ON i.tenant = ? AND i.actor = ? AND i.idem_key = ? "
             "LEFT JOIN proposals p ON p.proposal_id = ? AND p.tenant = ? "
             "LEFT JOIN role_grants g ON g.tenant = p.tenant AND g.subject = ? "
@@ -54,7 +63,10 @@ class StepReads(ProposalQueries, TokenQueries, IdempotencyQueries, RoleQueries):
         self._know_idempotency((tenant, scope, key), first[:6])
         if first[7] is not None:
             self._know_role((tenant, subject, first[7]), first[6])
-        self._know_proposal(tenant, proposal_id, [row[8:] for row in rows])
+        self._know_proposal(tenant, proposal_id, [row[8:-1] for row in rows])
+        if first[8] is not None and not first[-1]:
+            # Neither escalated nor reassigned: its assignment is known to be empty.
+            self._known["assignment", tenant, proposal_id] = Assignment()
 
     def read_for_execution(
         self,
