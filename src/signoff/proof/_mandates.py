@@ -97,6 +97,11 @@ def _decision(m: _Mandate | None, event: AuditEvent, data: dict[str, Any], repor
     if not _device_ok(m, event, data, policy, report):
         return
     m.approvers[person] = step
+    entry = {"proposal_id": m.mandate_id, "seq": event.seq, "subject": person, "role": step,
+             "decided_at": event.at, "vouched_by": "signoff"}  # fmt: skip
+    if data.get("device") is not None:  # the mandate's enrolments are not checked here yet
+        entry |= {"vouched_by": "device", "enrolment_vouched": False}
+    report.approvals.append(entry)
     if m.active_at is None and _complete(m, policy):
         m.active_at = event.seq
 

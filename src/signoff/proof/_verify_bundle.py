@@ -27,6 +27,7 @@ from signoff.proof._mandates import check_mandates
 from signoff.proof._merkle import CompactTree, leaf_hash, verify_consistency, verify_inclusion
 from signoff.proof._receipt import proven_executions
 from signoff.proof._report import Expectation, Report
+from signoff.proof._required import annotate_proven, check_required
 from signoff.proof._trust import TrustRoot
 from signoff.proof._trust_checks import (
     check_event_time,
@@ -49,12 +50,14 @@ def verify_bundle(
     held: Sequence[str] = (),
     allow_uncovered: bool = False,
     expect: Expectation | None = None,
+    require_evidence: str | None = None,
 ) -> Report:
     """Verify a parsed bundle document against a trust root obtained elsewhere.
 
     Without one it raises :class:`NoTrustRoot`: the keys a bundle carries are never used.
     ``held`` are checkpoint notes the caller already had (from a witness, an
     earlier export, a receipt): the bundle must be consistent with each.
+    ``require_evidence`` (``idp``, ``device``, ``any``) fails approvals vouched for by less.
     """
     if trusted is None:
         raise NoTrustRoot(NO_TRUST_ROOT)
@@ -68,9 +71,12 @@ def verify_bundle(
     tree, prev = _start(bundle, checkpoints, report)
     _walk(bundle, tree, prev, checkpoints, mine, report)
     _coverage(bundle, checkpoints, trust, allow_uncovered, report)
-    check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events))
+    providers = trust.providers()
+    check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events), providers=providers)
     check_mandates(bundle.events, report)
     report.proven = proven_executions(bundle.events)
+    annotate_proven(report)
+    check_required(report, require_evidence)
     check_expected(expect, report)
     return report
 

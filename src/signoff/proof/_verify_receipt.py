@@ -17,6 +17,7 @@ from signoff.proof._merkle import verify_inclusion
 from signoff.proof._note import NoteRejected
 from signoff.proof._receipt import RECEIPT_TYP, STATED, proven_executions, stated_claims
 from signoff.proof._report import Expectation, Report
+from signoff.proof._required import annotate_proven, check_required
 from signoff.proof._trust import TrustRoot
 from signoff.proof._trust_checks import (
     check_event_time,
@@ -58,12 +59,14 @@ def verify_receipt(
     *,
     held: Sequence[str] = (),
     expect: Expectation | None = None,
+    require_evidence: str | None = None,
 ) -> Report:
     """Verify a signed receipt against a trust root obtained elsewhere.
 
     ``held`` are checkpoint notes the caller already holds: copies of the
     receipt's checkpoint add their cosignatures; one of the same size with
     another root is a fork; others cannot be compared without a bundle.
+    ``require_evidence`` (``idp``, ``device``, ``any``) fails approvals vouched for by less.
     """
     if keys is None:
         raise NoTrustRoot(NO_TRUST_ROOT)
@@ -92,10 +95,13 @@ def verify_receipt(
         _check_held(checkpoint, trust, held, report)
     _check_replays(events, report)
     _check_stated(claims, events, report)
-    check_proposals(events, report, passkeys=passkeys_in(events))
+    providers = trust.providers()
+    check_proposals(events, report, passkeys=passkeys_in(events), providers=providers)
     report.events = len(events)
     report.checkpoints = 0 if checkpoint is None else 1
     report.proven = proven_executions(events)
+    annotate_proven(report)
+    check_required(report, require_evidence)
     check_expected(expect, report)
     return report
 
