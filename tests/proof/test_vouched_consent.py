@@ -340,3 +340,24 @@ def test_a_trust_file_carries_the_identity_providers(keyset: KeySet, idp: IdPSig
     assert TrustRoot.from_document(document).providers()[0].issuer == ISSUER
     with pytest.raises(ProofFormatError, match="identity provider"):
         TrustRoot.from_document({**document, "identity_providers": [{"issuer": ISSUER}]})
+
+
+def test_export_trust_lists_an_identity_provider(
+    keyset: KeySet, idp: IdPSigner, tmp_path: Path
+) -> None:
+    """`signoff keys export-trust --idp ISSUER JWKS_FILE`: the written trust file makes that
+    provider's token count, and verifying with it passes `--require-evidence idp`."""
+    keys, jwks, out = tmp_path / "keys.json", tmp_path / "idp-jwks.json", tmp_path / "t.json"
+    keyset.save(keys)
+    jwks.write_text(json.dumps(idp.jwks()))
+    done = subprocess.run(
+        [sys.executable, "-m", "signoff", "keys", "export-trust", "--keys", str(keys),
+         "--idp", ISSUER, str(jwks), "--out", str(out)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trust = TrustRoot.from_file(out)
+    log = Log()
+    refund_flow(log, "prp_a", approver="bob", policy=IDP_POLICY, idp=idp.token("bob", "prp_a"))
+    assert verify_bundle(_bundle(log, keyset), trust, require_evidence="idp").ok
+    assert _codes(verify_bundle(_bundle(log, keyset), _trust(keyset))) == {"evidence_invalid"}

@@ -127,6 +127,14 @@ def keys_export(keys_file: str, out: str | None) -> None:
 @click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help="As the server's.")
 @click.option("--witness", "witness_vkeys", multiple=True, help="A witness's vkey (repeatable).")
 @click.option("--witness-quorum", type=int, default=None, help="Cosignatures required [all].")
+@click.option(
+    "--idp",
+    "idps",
+    nargs=2,
+    multiple=True,
+    metavar="ISSUER JWKS_FILE",
+    help="An identity provider whose tokens vouch for approvals, and its public JWKS file.",
+)
 @click.option("--out", "out", default=None, type=click.Path(dir_okay=False))
 def keys_export_trust(
     keys_file: str,
@@ -135,9 +143,10 @@ def keys_export_trust(
     public_url: str | None,
     witness_vkeys: Sequence[str],
     witness_quorum: int | None,
+    idps: Sequence[tuple[str, str]],
     out: str | None,
 ) -> None:
-    """Write the trust file a verifier needs: public keys, log origins, witnesses."""
+    """Write the trust file a verifier needs: public keys, log origins, witnesses, providers."""
     from signoff.gate._proof import log_name_for
     from signoff.proof import origin_for
 
@@ -155,6 +164,7 @@ def keys_export_trust(
         frozenset(origin_for(name, tenant) for tenant in tenants),
         witnesses,
         len(witnesses) if witness_quorum is None else witness_quorum,
+        tuple({"issuer": issuer, "jwks": _read_json(path)} for issuer, path in idps),
     )
     _write(json.dumps(trust.to_document(), indent=2) + "\n", out)
 

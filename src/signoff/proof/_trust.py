@@ -13,7 +13,7 @@ A trust file (``signoff keys export-trust`` writes one) is JSON::
 keys signed); ``witness_quorum`` is how many of the listed witnesses must
 have cosigned; ``identity_providers`` are the issuers (and their public
 signing keys) whose tokens vouch for approvals under ``evidence: idp``
-(``signoff keys export-trust --idp ISSUER --idp-jwks FILE``). A JWKS file alone is
+(``signoff keys export-trust --idp ISSUER JWKS_FILE``). A JWKS file alone is
 a trust root of keys only: no origin pinned, no witness required.
 """
 
