@@ -150,3 +150,34 @@ def test_a_declined_request_approves_nothing(deployment: Deployment) -> None:
             expected_version=proposal.version, idempotency_key="k1",
         )  # fmt: skip
     assert gate.proposal(AGENT, proposal.proposal_id).approvals == ()
+
+
+def test_the_http_api_answers_pending_then_records_the_approval(deployment: Deployment) -> None:
+    """`POST /v1/proposals/{id}/decision` with `evidence: idp`: 202 pending with an
+    auth_req_id; the same body with it is 202 until bob approves on his device, then 200; a
+    plain approval is a 403 problem; an auth_req_id of another proposal is refused."""
+    from fastapi.testclient import TestClient
+
+    from tests.http.conftest import Api, assert_problem, make_app
+
+    with TestClient(make_app(deployment.world, gate=deployment.gate)) as client:
+        api = Api(client.app, client, deployment.world)  # type: ignore[arg-type]
+        proposal = api.propose()
+        assert_problem(api.decide(proposal, by=APPROVER_2), 403, "evidence_required")
+        started = api.decide(proposal, by=APPROVER_2, evidence="idp")
+        assert started.status_code == 202, started.text
+        pending = started.json()
+        assert pending["status"] == "pending" and pending["auth_req_id"]
+        again = {"evidence": "idp", "auth_req_id": pending["auth_req_id"]}
+        assert api.decide(proposal, by=APPROVER_2, key="d1", **again).status_code == 202
+        deployment.answer(pending["auth_req_id"])
+        done = api.decide(proposal, by=APPROVER_2, key="d1", **again)
+        assert done.status_code == 200, done.text
+        assert done.json()["status"] == "confirmed"
+        token = api.pick_up(proposal["proposal_id"])
+        assert api.execute(proposal["proposal_id"], token).status_code == 200
+        other = api.propose(order_id="ord_1002")
+        stale = api.decide(other, by=APPROVER_2, **again)
+        assert stale.status_code == 403 and stale.json()["code"] in {
+            "evidence_invalid", "evidence_mismatch"
+        }  # fmt: skip

@@ -182,6 +182,15 @@ class ProposalList(View):
     proposals: list[ProposalView]
 
 
+class IdpPendingView(View):
+    """An approval waiting for the person at their identity provider (OpenID CIBA)."""
+
+    status: Literal["pending"] = Field(description="Nothing is recorded yet")
+    auth_req_id: str = Field(description="Send it back (`auth_req_id`) to complete the approval")
+    expires_in: int | None = Field(description="Seconds the provider keeps the request open")
+    interval: int = Field(description="Seconds to wait between two polls")
+
+
 class DecisionView(View):
     """A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
     same ``audit_id``, ``action_id``, ``status`` and ``version``; ``tool_status`` and

@@ -128,6 +128,12 @@ export interface paths {
         /**
          * Approve or reject; a retried key answers the first decision again
          * @description Never carries the confirmation token: it is bound to the requester, who picks it up.
+         *
+         *     With ``evidence: idp`` the approval goes through the person's identity provider
+         *     (OpenID CIBA): the first call answers 202 ``pending`` with an ``auth_req_id``; the
+         *     person approves on their device what it shows (the proposal, its digest and amount);
+         *     the same body with that ``auth_req_id`` answers 202 again until they did, then records
+         *     the approval with the provider's signed token as its evidence.
          */
         post: operations["decideProposal"];
         delete?: never;
@@ -622,6 +628,16 @@ export interface components {
              * @description Only a request for changes has one
              */
             suggestion?: null;
+            /**
+             * Evidence
+             * @description `idp`: approve through your identity provider (OpenID CIBA): answered 202 `pending` with an `auth_req_id`; send it back to record the approval once you approved on your device
+             */
+            evidence?: "idp" | null;
+            /**
+             * Auth Req Id
+             * @description With `evidence: idp`: the pending request to complete
+             */
+            auth_req_id?: string | null;
         };
         /** AuditEventView */
         AuditEventView: {
@@ -689,6 +705,16 @@ export interface components {
              * @description Only a request for changes has one
              */
             suggestion?: null;
+            /**
+             * Evidence
+             * @description A batch is never approved through the IdP
+             */
+            evidence?: null;
+            /**
+             * Auth Req Id
+             * @description A batch is never approved through the IdP
+             */
+            auth_req_id?: null;
             /** Proposal Id */
             proposal_id: string;
         };
@@ -1038,6 +1064,33 @@ export interface components {
              * @constant
              */
             status: "ok";
+        };
+        /**
+         * IdpPendingView
+         * @description An approval waiting for the person at their identity provider (OpenID CIBA).
+         */
+        IdpPendingView: {
+            /**
+             * Status
+             * @description Nothing is recorded yet
+             * @constant
+             */
+            status: "pending";
+            /**
+             * Auth Req Id
+             * @description Send it back (`auth_req_id`) to complete the approval
+             */
+            auth_req_id: string;
+            /**
+             * Expires In
+             * @description Seconds the provider keeps the request open
+             */
+            expires_in: number | null;
+            /**
+             * Interval
+             * @description Seconds to wait between two polls
+             */
+            interval: number;
         };
         /** InboxView */
         InboxView: {
@@ -1884,7 +1937,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2079,7 +2132,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2257,6 +2310,17 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionView"];
                 };
             };
+            /** @description Waiting for the identity provider */
+            202: {
+                headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpPendingView"];
+                };
+            };
             /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
             400: {
                 headers: {
@@ -2277,7 +2341,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2386,7 +2450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2481,7 +2545,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2581,7 +2645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2754,7 +2818,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2925,7 +2989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3038,7 +3102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3220,7 +3284,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3413,7 +3477,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3508,7 +3572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3612,7 +3676,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3701,7 +3765,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3782,7 +3846,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3863,7 +3927,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3943,7 +4007,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4029,7 +4093,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4118,7 +4182,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4212,7 +4276,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4295,7 +4359,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4369,7 +4433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
