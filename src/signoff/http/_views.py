@@ -182,6 +182,14 @@ class ProposalList(View):
     proposals: list[ProposalView]
 
 
+class ReceiptFileView(View):
+    """A signed receipt as a person keeps it (docs/PROOF.md: check it offline)."""
+
+    format: Literal["signoff-receipt/1"] = Field(description="The file's format")
+    execution_id: str = Field(description="The execution it proves")
+    signed_receipt: str = Field(description="The receipt: a JWS with its inclusion proofs")
+
+
 class IdpPendingView(View):
     """An approval waiting for the person at their identity provider (OpenID CIBA)."""
 

@@ -34,6 +34,15 @@ NO_TRUST_ROOT = (
 )
 
 
+def receipt_file(signed_receipt: str, execution_id: str) -> dict[str, Any]:
+    """What a person keeps: the file ``signoff audit verify --receipt`` reads."""
+    return {
+        "format": RECEIPT_FILE_FORMAT,
+        "execution_id": execution_id,
+        "signed_receipt": signed_receipt,
+    }
+
+
 def read_receipt_file(text: str) -> tuple[str, dict[str, Any] | None]:
     """A receipt file: the compact JWS alone, or ``{"signed_receipt": …, …}``.
 

@@ -348,6 +348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{execution_id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed receipt as a file to keep; check it offline with `signoff audit verify`
+         * @description 404 until the execution finished and a checkpoint holds its outcome.
+         */
+        get: operations["downloadReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/{execution_id}/retry": {
         parameters: {
             query?: never;
@@ -1582,6 +1602,28 @@ export interface components {
              * @description Retired at (Unix seconds): nothing it signed later is valid
              */
             not_after?: number | null;
+        };
+        /**
+         * ReceiptFileView
+         * @description A signed receipt as a person keeps it (docs/PROOF.md: check it offline).
+         */
+        ReceiptFileView: {
+            /**
+             * Format
+             * @description The file's format
+             * @constant
+             */
+            format: "signoff-receipt/1";
+            /**
+             * Execution Id
+             * @description The execution it proves
+             */
+            execution_id: string;
+            /**
+             * Signed Receipt
+             * @description The receipt: a JWS with its inclusion proofs
+             */
+            signed_receipt: string;
         };
         /** ReceiptView */
         ReceiptView: {
@@ -3371,6 +3413,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExecutionStatusView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    downloadReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed receipt file (`signoff audit verify --receipt FILE`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptFileView"];
                 };
             };
             /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
