@@ -4,7 +4,7 @@
  * were complete and before it ended or expired, was a write of its tool and digest, named its
  * approvers, kept within its constraints, and left what the log gives.
  */
-import { deviceEvidence, passkeysIn, policyOf, type Policy } from "./proposals.js";
+import { deviceEvidence, passkeysIn, policyOf, type Enrolment, type Policy } from "./proposals.js";
 import { eventData, type AuditEvent } from "./events.js";
 import type { Findings } from "./report.js";
 import type { TrustRoot } from "./trust.js";
@@ -57,7 +57,7 @@ export function checkMandates(events: readonly AuditEvent[], trust: TrustRoot, f
   }
 }
 
-function decision(m: Mandate, event: AuditEvent, data: Record<string, unknown>, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, unknown>, counts: { devices: number }): void {
+function decision(m: Mandate, event: AuditEvent, data: Record<string, unknown>, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, Enrolment>, counts: { devices: number }): void {
   const where = `mandate ${m.id}`;
   const at = { seq: event.seq };
   if ((data["digest"] ?? null) !== (m.data["digest"] ?? null)) {

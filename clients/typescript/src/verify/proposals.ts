@@ -1,11 +1,12 @@
 /**
  * The per-proposal checks (docs/PROOF-FORMAT.md §8) and the stated claims of each execution.
  *
- * Each kind of approval evidence is one function of `APPROVAL_EVIDENCE` (today: the device
- * assertion of §9); a new kind — an identity provider's vouching, say — is one more function
- * that reads the approval's `data`, reports its own codes and counts what it verified.
+ * Each kind of approval evidence is one function of `APPROVAL_EVIDENCE`: the device assertion
+ * of §9 and vouched consent (the identity provider's token, the policy's device rules); a new
+ * kind is one more function that reads the approval's `data` and reports its own codes.
  */
 import { deviceRefusal, parseDevice } from "./device.js";
+import { EvidenceRejected, verifyIdpEvidence } from "./idp.js";
 import { eventData, type AuditEvent } from "./events.js";
 import { jcs } from "./jcs.js";
 import type { Findings, ProvenApprover, ProvenExecution } from "./report.js";
@@ -16,6 +17,7 @@ export interface Policy {
   approvals: number;
   requester_confirms: boolean;
   device: string | null;
+  evidence: string | null;
 }
 
 /** What an evidence check is given about one approval. */
@@ -27,8 +29,10 @@ export interface ApprovalContext {
   approval: AuditEvent;
   /** The approval's parsed `data`. */
   data: Record<string, unknown>;
-  /** (person, credential id) → the public JWK their last `passkey.registered` among the events enrolled. */
-  passkeys: ReadonlyMap<string, unknown>;
+  /** (person, credential id) → the public JWK their last `passkey.registered` among the events enrolled, and its seq. */
+  passkeys: ReadonlyMap<string, Enrolment>;
+  /** A proposal's tenant and tool (what an identity provider's token must name); absent for a mandate. */
+  bound?: { tenant: string; tool: string | null };
   trust: TrustRoot;
   findings: Findings;
   counts: { devices: number };
@@ -39,13 +43,18 @@ export type ApprovalEvidenceCheck = (context: ApprovalContext) => boolean;
 
 export const passkeyKey = (actor: string | null, credentialId: unknown): string => JSON.stringify([actor, String(credentialId)]);
 
+export interface Enrolment {
+  publicKey: unknown;
+  seq: number;
+}
+
 /** (person, credential id) → the public key the last `passkey.registered` of that pair enrolled. */
-export function passkeysIn(events: readonly AuditEvent[]): Map<string, unknown> {
-  const found = new Map<string, unknown>();
+export function passkeysIn(events: readonly AuditEvent[]): Map<string, Enrolment> {
+  const found = new Map<string, Enrolment>();
   for (const e of events) {
     if (e.kind === "passkey.registered" && e.actor !== null) {
       const data = eventData(e);
-      found.set(passkeyKey(e.actor, data["credential_id"]), data["public_key"]);
+      found.set(passkeyKey(e.actor, data["credential_id"]), { publicKey: data["public_key"], seq: e.seq });
     }
   }
   return found;
@@ -67,20 +76,58 @@ export function deviceEvidence(context: ApprovalContext): boolean {
     findings.add("device_signature_invalid", `${where}: the device assertion does not verify: ${refusal}`, at);
     return false;
   }
-  const key = passkeyKey(approval.actor, device.credential_id);
-  if (context.passkeys.has(key)) {
-    if (!sameJson(context.passkeys.get(key), device.public_key)) {
-      findings.add("device_key_unknown", `${where}: ${approval.actor} enrolled the credential ${device.credential_id} with another public key`, at);
-      return false;
-    }
-  } else if (approval.kind === "decision.approved") {
-    findings.note(`${where}: passkey enrolment not in this range`);
+  const enrolled = context.passkeys.get(passkeyKey(approval.actor, device.credential_id));
+  if (approval.kind === "decision.approved" && (enrolled === undefined || enrolled.seq > approval.seq)) {
+    findings.add("device_enrolment_missing", `${where}: ${approval.actor} enrolled the credential ${device.credential_id} nowhere before this approval in these events`, at);
+    return false;
+  }
+  if (enrolled !== undefined && !sameJson(enrolled.publicKey, device.public_key)) {
+    findings.add("device_key_unknown", `${where}: ${approval.actor} enrolled the credential ${device.credential_id} with another public key`, at);
+    return false;
   }
   context.counts.devices += 1;
   return true;
 }
 
-export const APPROVAL_EVIDENCE: readonly ApprovalEvidenceCheck[] = [deviceEvidence];
+/**
+ * Vouched consent (issue 22) on a proposal's approval: `evidence: idp` needs the identity
+ * provider's token; without a device assertion, `evidence: device` and, for a person who had
+ * enrolled a passkey, `device: or_retype` fail it (`device: required` is `deviceEvidence`'s).
+ */
+export function vouchedConsent(context: ApprovalContext): boolean {
+  const { data, policy, approval, findings, subjectId, bound } = context;
+  if (bound === undefined || approval.kind !== "decision.approved") return true;
+  const at = { seq: approval.seq, proposal_id: approval.proposal_id };
+  const where = `${subjectId}: #${approval.seq} by ${approval.actor}`;
+  let idp = false;
+  let ok = true;
+  if (data["idp"] !== undefined && data["idp"] !== null) {
+    try {
+      const facts = { proposal_id: subjectId, tenant: bound.tenant, tool: bound.tool, args_digest: context.digest };
+      verifyIdpEvidence(data["idp"], context.trust.identityProviders, String(approval.actor), facts, Math.floor(approval.at / 1_000_000));
+      idp = true;
+    } catch (error) {
+      if (!(error instanceof EvidenceRejected)) throw error;
+      findings.add(error.code, `${where}: ${error.message}`, at);
+      ok = false;
+    }
+  } else if (policy.evidence === "idp") {
+    findings.add("evidence_missing", `${where}: the policy needs the identity provider's token`, at);
+    ok = false;
+  }
+  if ((data["device"] !== undefined && data["device"] !== null) || policy.device === "required") return ok;
+  if (policy.evidence === "device" && !idp) {
+    findings.add("device_required", `${where}: the policy needs the person's device signature`, at);
+    return false;
+  }
+  if (policy.device === "or_retype" && [...context.passkeys].some(([key, e]) => JSON.parse(key)[0] === approval.actor && e.seq < approval.seq)) {
+    findings.add("device_required", `${where}: re-typed, but they had enrolled a passkey, which the policy then requires`, at);
+    return false;
+  }
+  return ok;
+}
+
+export const APPROVAL_EVIDENCE: readonly ApprovalEvidenceCheck[] = [deviceEvidence, vouchedConsent];
 
 const OUTCOMES = new Set(["execution.succeeded", "execution.failed_terminal", "execution.resolved"]);
 
@@ -102,6 +149,7 @@ export function policyOf(value: unknown): Policy {
     approvals: typeof approvals === "number" && Number.isSafeInteger(approvals) && approvals >= 1 ? approvals : 1,
     requester_confirms: p["requester_confirms"] === true,
     device: text(p["device"]),
+    evidence: text(p["evidence"]),
   };
 }
 
@@ -158,7 +206,7 @@ export function checkProposals(events: readonly AuditEvent[], trust: TrustRoot, 
   return results;
 }
 
-function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, unknown>, counts: { devices: number }): void {
+function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, Enrolment>, counts: { devices: number }): void {
   const created = eventData(p.creation);
   const digest = text(created["args_digest"]);
   const policy = policyOf(created["policy"]);
@@ -204,7 +252,8 @@ function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: R
   const data = new Map(p.approvals.map((a) => [a, eventData(a)]));
   for (const approval of p.approvals) {
     for (const evidence of APPROVAL_EVIDENCE) {
-      evidence({ subjectId: p.id, digest: digest ?? "", policy, approval, data: data.get(approval) ?? {}, passkeys, trust, findings, counts });
+      const bound = { tenant: p.creation.tenant, tool: text(created["tool"]) };
+      evidence({ subjectId: p.id, digest: digest ?? "", policy, approval, data: data.get(approval) ?? {}, passkeys, trust, findings, counts, bound });
     }
   }
 }
