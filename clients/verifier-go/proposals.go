@@ -20,6 +20,8 @@ import (
 
 type proposal struct {
 	id        string
+	tenant    string
+	tool      interface{}
 	policy    map[string]interface{}
 	digest    interface{}
 	approvals []event
@@ -27,14 +29,14 @@ type proposal struct {
 	requester *string
 }
 
-func checkProposals(events []event, r *report) {
+func checkProposals(events []event, trust *trustRoot, r *report) {
 	proposals := map[string]*proposal{}
 	var order []string
-	passkeys := map[[2]string]interface{}{}
+	passkeys := map[[2]string]enrolment{}
 	for _, e := range events {
 		data := payload(e)
 		if e.Kind == "passkey.registered" && e.Actor != nil {
-			passkeys[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = data["public_key"]
+			passkeys[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = enrolment{data["public_key"], e.Seq}
 		}
 		if e.ProposalID == nil {
 			continue
@@ -48,7 +50,7 @@ func checkProposals(events []event, r *report) {
 			if _, seen := proposals[pid]; !seen {
 				order = append(order, pid)
 			}
-			proposals[pid] = &proposal{id: pid, policy: policy, digest: data["args_digest"]}
+			proposals[pid] = &proposal{id: pid, tenant: e.Tenant, tool: data["tool"], policy: policy, digest: data["args_digest"]}
 			continue
 		}
 		p := proposals[pid]
@@ -69,11 +71,11 @@ func checkProposals(events []event, r *report) {
 		}
 	}
 	for _, pid := range order {
-		checkOne(proposals[pid], passkeys, r)
+		checkOne(proposals[pid], passkeys, trust, r)
 	}
 }
 
-func checkOne(p *proposal, passkeys map[[2]string]interface{}, r *report) {
+func checkOne(p *proposal, passkeys map[[2]string]enrolment, trust *trustRoot, r *report) {
 	where := "proposal " + p.id
 	for _, e := range p.approvals {
 		if payload(e)["args_digest"] != p.digest {
@@ -123,6 +125,7 @@ func checkOne(p *proposal, passkeys map[[2]string]interface{}, r *report) {
 		r.fail("executed_without_approval", "%s: executed before its policy was met", where)
 	}
 	checkDevices(p, passkeys, where, r)
+	checkVouched(p, passkeys, trust, where, r)
 }
 
 func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role string, confirms bool) bool {
@@ -141,7 +144,7 @@ func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role 
 	return int64(len(steps["role:"+role])) >= needed
 }
 
-func checkDevices(p *proposal, passkeys map[[2]string]interface{}, where string, r *report) {
+func checkDevices(p *proposal, passkeys map[[2]string]enrolment, where string, r *report) {
 	required := p.policy["device"] == "required"
 	for _, e := range p.approvals {
 		device, _ := payload(e)["device"].(map[string]interface{})
@@ -156,9 +159,9 @@ func checkDevices(p *proposal, passkeys map[[2]string]interface{}, where string,
 			continue
 		}
 		enrolled, ok := passkeys[[2]string{str(nullable(e.Actor)), fmt.Sprint(device["credential_id"])}]
-		if !ok {
-			r.notes = append(r.notes, fmt.Sprintf("%s: #%d: passkey enrolment not in this range", where, e.Seq))
-		} else if !reflect.DeepEqual(enrolled, device["public_key"]) {
+		if !ok || enrolled.seq > e.Seq {
+			r.fail("device_enrolment_missing", "%s: #%d: the passkey was enrolled nowhere before it", where, e.Seq)
+		} else if !reflect.DeepEqual(enrolled.key, device["public_key"]) {
 			r.fail("device_key_unknown", "%s: #%d used a key never enrolled", where, e.Seq)
 		}
 	}

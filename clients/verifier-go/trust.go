@@ -38,6 +38,7 @@ type trustRoot struct {
 	origins   map[string]bool
 	witnesses []cosigner
 	quorum    int
+	providers []identityProvider
 }
 
 type trustFile struct {
@@ -47,8 +48,9 @@ type trustFile struct {
 	Logs   []struct {
 		Origin string `json:"origin"`
 	} `json:"logs"`
-	Witnesses     []witnessEntry `json:"witnesses"`
-	WitnessQuorum *int           `json:"witness_quorum"`
+	Witnesses         []witnessEntry     `json:"witnesses"`
+	WitnessQuorum     *int               `json:"witness_quorum"`
+	IdentityProviders []identityProvider `json:"identity_providers"`
 }
 
 func loadTrust(path string) (*trustRoot, error) {
@@ -87,6 +89,7 @@ func loadTrust(path string) (*trustRoot, error) {
 		}
 		t.witnesses = append(t.witnesses, c)
 	}
+	t.providers = f.IdentityProviders
 	t.quorum = len(t.witnesses)
 	if f.WitnessQuorum != nil {
 		t.quorum = *f.WitnessQuorum

@@ -562,6 +562,13 @@ def test_the_ts_verifier_checks_who_vouched_for_each_approval(
     assert same(flow(approver="bob", policy=idp_policy)) == {"evidence_missing"}
     good = idp.token("bob", "prp_v")
     assert same(flow(approver="bob", policy=idp_policy, idp=good)) == set()
+    rs256 = IdPSigner("https://rsa.test", algorithm="RS256")
+    trust = dataclasses.replace(
+        trust,
+        identity_providers=(*trust.identity_providers,
+                            {"issuer": rs256.issuer, "jwks": rs256.jwks()}),
+    )  # fmt: skip
+    assert same(flow(approver="bob", policy=idp_policy, idp=rs256.token("bob", "prp_v"))) == set()
     foreign = IdPSigner().token("bob", "prp_v")
     assert same(flow(approver="bob", policy=idp_policy, idp=foreign)) == {"evidence_invalid"}
     other = idp.token("bob", "prp_v", digest="e" * 64)

@@ -18,8 +18,8 @@ from typing import Any
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from signoff.proof import (
     KeySet,
@@ -56,13 +56,18 @@ OR_RETYPE = {**POLICY, "device": "or_retype"}
 class IdPSigner:
     """An identity provider's signing key, outside signoff: what it signs, the operator can't."""
 
-    def __init__(self, issuer: str = ISSUER) -> None:
-        self.issuer = issuer
-        self.key = ec.generate_private_key(ec.SECP256R1())
+    def __init__(self, issuer: str = ISSUER, *, algorithm: str = "ES256") -> None:
+        self.issuer, self.algorithm = issuer, algorithm
+        self.key: Any = (
+            rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            if algorithm == "RS256"
+            else ec.generate_private_key(ec.SECP256R1())
+        )
 
     def jwks(self) -> dict[str, Any]:
-        jwk = ECAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
-        return {"keys": [{**jwk, "kid": "idp-1", "alg": "ES256", "use": "sig"}]}
+        family = RSAAlgorithm if self.algorithm == "RS256" else ECAlgorithm
+        jwk = family.to_jwk(self.key.public_key(), as_dict=True)
+        return {"keys": [{**jwk, "kid": "idp-1", "alg": self.algorithm, "use": "sig"}]}
 
     def token(self, sub: str, pid: str, *, digest: str = DIGEST, **claims: Any) -> dict[str, Any]:
         detail = signoff_authorization(
@@ -71,7 +76,7 @@ class IdPSigner:
         )  # fmt: skip
         body = {"iss": self.issuer, "sub": sub, "aud": "signoff", "iat": 1,
                 "exp": 2, "authorization_details": [detail], **claims}  # fmt: skip
-        token = jwt.encode(body, self.key, algorithm="ES256", headers={"kid": "idp-1"})
+        token = jwt.encode(body, self.key, algorithm=self.algorithm, headers={"kid": "idp-1"})
         return {"issuer": self.issuer, "token": token}
 
 
