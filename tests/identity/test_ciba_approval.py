@@ -103,6 +103,11 @@ def test_a_ciba_approval_end_to_end_verifies_offline(deployment: Deployment) -> 
         expected_version=proposal.version, idempotency_key="k1",
     )  # fmt: skip
     assert result is not None and result.confirmation_token is not None
+    again = gate.approve_through_idp(
+        APPROVER_2, proposal.proposal_id, pending.auth_req_id,
+        expected_version=proposal.version, idempotency_key="k1",
+    )  # fmt: skip
+    assert again is not None and again.duplicate and again.audit_id == result.audit_id
     gate.execute(AGENT, proposal.proposal_id, result.confirmation_token)
     [refund] = deployment.world.provider.ledger("acme")  # the provider's own ledger
     assert (refund.order_id, refund.amount_minor) == ("ord_1001", REFUND["amount_minor"])

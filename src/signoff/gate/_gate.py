@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -202,10 +203,17 @@ class Gate(GateReads):
         the approval decided with the provider's token as its evidence."""
         if self._ctx.backchannel is None:
             raise EvidenceInvalid("no identity provider is configured to vouch for approvals")
+        plain = Decision(DecisionKind.APPROVE, expected_version)
+        # A retry after the answer was lost: the provider's request is spent, the first stands.
+        first = _decide.repeated(
+            self._ctx, principal, proposal_id, plain, idempotency_key=idempotency_key
+        )
+        if first is not None:
+            return first
         token = self._ctx.backchannel.poll(auth_req_id)
         if token is None:
             return None
-        decision = Decision(DecisionKind.APPROVE, expected_version, idp={"token": token})
+        decision = dataclasses.replace(plain, idp={"token": token})
         return self.decide(principal, proposal_id, decision, idempotency_key=idempotency_key)
 
     def decide_mandate(
