@@ -186,3 +186,25 @@ def test_the_http_api_answers_pending_then_records_the_approval(deployment: Depl
         assert stale.status_code == 403 and stale.json()["code"] in {
             "evidence_invalid", "evidence_mismatch"
         }  # fmt: skip
+
+
+def test_the_page_refuses_a_click_under_evidence_idp_with_a_page_not_a_500(
+    deployment: Deployment,
+) -> None:
+    """The confirmation page has no CIBA button yet: its Approve is refused with the reason
+    (approve through the identity provider), and nothing is recorded."""
+    import dataclasses
+
+    from fastapi.testclient import TestClient
+
+    from tests.web.conftest import BASE, Pages, make_pages_app
+
+    world = dataclasses.replace(deployment.world, gate=deployment.gate)
+    proposal = deployment.gate.propose(AGENT, "refund_order", REFUND)
+    with TestClient(make_pages_app(world), base_url=BASE) as client:
+        pages = Pages(client.app, client, world)  # type: ignore[arg-type]
+        pages.sign_in(APPROVER_2)
+        answer = pages.post_decision(proposal, pages.decision_form(proposal))
+        assert answer.status_code == 403, answer.text
+        assert "identity provider" in answer.text
+    assert deployment.gate.proposal(AGENT, proposal.proposal_id).approvals == ()
