@@ -44,6 +44,7 @@ from signoff.gate._decision_checks import (
 from signoff.gate._decision_replay import replay
 from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
+from signoff.gate._idp_evidence import check_idp
 from signoff.gate._policy import (
     REQUESTER_STEP,
     acting_for,
@@ -155,6 +156,8 @@ class _Checked:
     """Under a step-up policy: the ``acr`` and ``auth_time`` the identity provider returned."""
     delegator: str | None = None
     """Whom the decider stands in for (a delegation of the required role), if anyone."""
+    idp: dict[str, Any] | None = None
+    """Under ``evidence: idp``: the identity provider's verified token (issuer, token)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -189,6 +192,7 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         if request.decision.kind is DecisionKind.APPROVE:
             authentication = check_step_up(proposal, principal, now)
         device = check_device(tx, principal, proposal, request.decision)
+        idp = check_idp(ctx, principal, proposal, request.decision, now)
         role = proposal.required_role
         delegator = None
         if step != REQUESTER_STEP and role is not None:
@@ -200,6 +204,7 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
             device,
             authentication=authentication,
             delegator=delegator,
+            idp=idp,
         )
 
 
@@ -319,6 +324,7 @@ def _record(
                     device.assertion if device else None,
                     checked.authentication,
                     checked.delegator,
+                    checked.idp,
                 ),
             ),
             token=token,
@@ -346,6 +352,7 @@ def _decision_data(
     device: dict[str, Any] | None = None,
     authentication: dict[str, Any] | None = None,
     delegator: str | None = None,
+    idp: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": approval.step,
@@ -368,6 +375,8 @@ def _decision_data(
         data["on_behalf_of"] = delegator  # the person this decider stood in for
     if authentication is not None:
         data["authentication"] = authentication  # step-up: what the provider returned
+    if idp is not None:
+        data["idp"] = idp  # the provider's signed token, re-verifiable offline (docs/PROOF.md)
     return data
 
 

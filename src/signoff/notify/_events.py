@@ -95,6 +95,8 @@ class Notification:
     page_url: str | None
     requester: str | None = None
     requester_confirms: bool = False
+    approvers: tuple[str, ...] = ()
+    """Who approved the proposal (as of sending): the people a receipt goes to."""
 
     def body(self) -> dict[str, Any]:
         """The Standard Webhooks payload shape: ``type``, ``timestamp``, ``data``."""
@@ -127,7 +129,9 @@ def notification(
         if key in recorded:
             data[key] = recorded[key]
     role, requester, requester_confirms = None, None, False
+    approvers: tuple[str, ...] = ()
     if proposal is not None:
+        approvers = tuple(a.approver for a in proposal.approvals if a.kind.value == "approve")
         requester = proposal.requester_subject
         requester_confirms = bool(proposal.policy.get("requester_confirms"))
         role = proposal.required_role
@@ -150,4 +154,5 @@ def notification(
         page,
         requester=requester,
         requester_confirms=requester_confirms,
+        approvers=approvers,
     )
