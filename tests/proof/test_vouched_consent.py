@@ -386,3 +386,24 @@ def test_export_trust_lists_an_identity_provider(
     refund_flow(log, "prp_a", approver="bob", policy=IDP_POLICY, idp=idp.token("bob", "prp_a"))
     assert verify_bundle(_bundle(log, keyset), trust, require_evidence="idp").ok
     assert _codes(verify_bundle(_bundle(log, keyset), _trust(keyset))) == {"evidence_invalid"}
+
+
+def test_the_providers_subject_claim_names_the_approver_in_its_token(
+    keyset: KeySet, idp: IdPSigner
+) -> None:
+    """One trust-file entry serves approvals and enrolments: a provider whose person is named
+    by ``preferred_username`` (its ``subject_claim``) vouches for bob's approval through that
+    claim, not through ``sub``; without the entry saying so, the same token names another."""
+    log = Log()
+    token = idp.token("u-7f3a", "prp_s", preferred_username="bob")
+    refund_flow(log, "prp_s", approver="bob", policy=IDP_POLICY, idp=token)
+    mapped = TrustRoot(
+        PublicKeys(keyset.public_jwks()),
+        identity_providers=(
+            {"issuer": idp.issuer, "jwks": idp.jwks(), "subject_claim": "preferred_username"},
+        ),
+    )
+    report = verify_bundle(_bundle(log, keyset), mapped, require_evidence="idp")
+    assert report.ok, report.findings
+    assert report.approvals[0]["vouched_by"] == "idp"
+    assert _codes(verify_bundle(_bundle(log, keyset), _trust(keyset, idp))) == {"evidence_mismatch"}
