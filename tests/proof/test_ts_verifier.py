@@ -612,3 +612,14 @@ def test_the_ts_verifier_checks_who_vouched_for_each_approval(
     other = idp.token("bob", "prp_v", digest="e" * 64)
     assert same(flow(approver="bob", policy=idp_policy, idp=other)) == {"evidence_mismatch"}
     assert same(flow(approver="alice", policy=idp_policy, idp=good)) == {"evidence_mismatch"}
+    # One entry serves approvals and enrolments: the provider's subject_claim names the person.
+    mapped = idp.token("u-7f3a", "prp_v", preferred_username="bob")
+    assert same(flow(approver="bob", policy=idp_policy, idp=mapped)) == {"evidence_mismatch"}
+    trust = dataclasses.replace(
+        trust,
+        identity_providers=tuple(
+            {**p, "subject_claim": "preferred_username"} if p["issuer"] == idp.issuer else p
+            for p in trust.identity_providers
+        ),
+    )
+    assert same(flow(approver="bob", policy=idp_policy, idp=mapped)) == set()
