@@ -282,3 +282,21 @@ def test_an_assertion_another_key_signed_is_refused(
     with pytest.raises(InvalidState, match="no token"):
         world.gate.confirmation_token(AGENT, proposal.proposal_id)
     assert world.ledger_amounts() == []
+
+
+def test_evidence_device_requires_the_passkey_even_without_an_enrolment(world: World) -> None:
+    """A policy file's `evidence = "device"`: bob has no passkey, and still may not approve by
+    clicking (offline verification would fail it: `device_required`)."""
+    from signoff import Gate
+    from signoff.policy import parse_policy
+    from tests.conftest import REFUND, TOKEN_KEY
+
+    policy = parse_policy('[tools.refund_order]\nevidence = "device"\n')
+    gate = Gate(
+        world.gate.catalog, world.store, token_key=TOKEN_KEY, clock=world.clock,
+        directory=world.directory, policy=policy,
+    )  # fmt: skip
+    proposal = gate.propose(AGENT, "refund_order", REFUND)
+    decision = Decision(DecisionKind.APPROVE, proposal.version)
+    with pytest.raises(DeviceSignatureRequired):
+        gate.decide(APPROVER_2, proposal.proposal_id, decision, idempotency_key="e1")

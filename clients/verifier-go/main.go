@@ -179,7 +179,7 @@ func verifyBundle(b *bundle, trust *trustRoot, allowUncovered bool, r *report) (
 			r.fail("events_uncovered", "%s", msg)
 		}
 	}
-	checkProposals(b.Events, trust.providers, r)
+	checkProposals(b.Events, trust, r)
 	return covered, uncovered
 }
 

@@ -20,6 +20,8 @@ import (
 
 type proposal struct {
 	id     string
+	tenant string
+	tool   interface{}
 	policy map[string]interface{}
 	digest interface{}
 	// previewDigest is the preview_digest proposal.created recorded (what SPC must have shown).
@@ -29,16 +31,14 @@ type proposal struct {
 	requester     *string
 }
 
-func checkProposals(events []event, providers []map[string]interface{}, r *report) {
+func checkProposals(events []event, trust *trustRoot, r *report) {
 	proposals := map[string]*proposal{}
 	var order []string
-	passkeys := map[[2]string]interface{}{}
-	enrolments := map[[2]string]event{}
+	passkeys := map[[2]string]enrolment{}
 	for _, e := range events {
 		data := payload(e)
 		if e.Kind == "passkey.registered" && e.Actor != nil {
-			passkeys[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = data["public_key"]
-			enrolments[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = e
+			passkeys[[2]string{*e.Actor, fmt.Sprint(data["credential_id"])}] = enrolment{data["public_key"], e}
 		}
 		if e.ProposalID == nil {
 			continue
@@ -52,7 +52,7 @@ func checkProposals(events []event, providers []map[string]interface{}, r *repor
 			if _, seen := proposals[pid]; !seen {
 				order = append(order, pid)
 			}
-			proposals[pid] = &proposal{id: pid, policy: policy, digest: data["args_digest"], previewDigest: data["preview_digest"]}
+			proposals[pid] = &proposal{id: pid, tenant: e.Tenant, tool: data["tool"], policy: policy, digest: data["args_digest"], previewDigest: data["preview_digest"]}
 			continue
 		}
 		p := proposals[pid]
@@ -73,25 +73,11 @@ func checkProposals(events []event, providers []map[string]interface{}, r *repor
 		}
 	}
 	for _, pid := range order {
-		checkOne(proposals[pid], passkeys, vouching{enrolments, providers}, r)
+		checkOne(proposals[pid], passkeys, trust, r)
 	}
 }
 
-// vouching is what judges an enrolment: the passkey.registered events and the trusted providers.
-type vouching struct {
-	enrolments map[[2]string]event
-	providers  []map[string]interface{}
-}
-
-func (v vouching) refusal(pair [2]string) string {
-	e, ok := v.enrolments[pair]
-	if !ok {
-		return "the passkey's enrolment is not in this range"
-	}
-	return enrolmentRefusal(e, v.providers)
-}
-
-func checkOne(p *proposal, passkeys map[[2]string]interface{}, vouched vouching, r *report) {
+func checkOne(p *proposal, passkeys map[[2]string]enrolment, trust *trustRoot, r *report) {
 	where := "proposal " + p.id
 	for _, e := range p.approvals {
 		if payload(e)["args_digest"] != p.digest {
@@ -140,7 +126,8 @@ func checkOne(p *proposal, passkeys map[[2]string]interface{}, vouched vouching,
 	if len(p.executed) > 0 && !complete(p, steps, hasRole, role, confirms) {
 		r.fail("executed_without_approval", "%s: executed before its policy was met", where)
 	}
-	checkDevices(p, passkeys, vouched, where, r)
+	checkDevices(p, passkeys, trust, where, r)
+	checkVouched(p, passkeys, trust, where, r)
 }
 
 func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role string, confirms bool) bool {
@@ -159,7 +146,7 @@ func complete(p *proposal, steps map[string]map[string]bool, hasRole bool, role 
 	return int64(len(steps["role:"+role])) >= needed
 }
 
-func checkDevices(p *proposal, passkeys map[[2]string]interface{}, vouched vouching, where string, r *report) {
+func checkDevices(p *proposal, passkeys map[[2]string]enrolment, trust *trustRoot, where string, r *report) {
 	required := p.policy["device"] == "required"
 	for _, e := range p.approvals {
 		device, _ := payload(e)["device"].(map[string]interface{})
@@ -173,10 +160,12 @@ func checkDevices(p *proposal, passkeys map[[2]string]interface{}, vouched vouch
 			r.fail("device_signature_invalid", "%s: #%d: %v", where, e.Seq, err)
 			continue
 		}
-		pair := [2]string{str(nullable(e.Actor)), fmt.Sprint(device["credential_id"])}
-		if enrolled, ok := passkeys[pair]; ok && !reflect.DeepEqual(enrolled, device["public_key"]) {
+		enrolled, ok := passkeys[[2]string{str(nullable(e.Actor)), fmt.Sprint(device["credential_id"])}]
+		if !ok || enrolled.event.Seq > e.Seq {
+			r.fail("device_enrolment_missing", "%s: #%d: the passkey was enrolled nowhere before it", where, e.Seq)
+		} else if !reflect.DeepEqual(enrolled.key, device["public_key"]) {
 			r.fail("device_key_unknown", "%s: #%d used a key never enrolled", where, e.Seq)
-		} else if why := vouched.refusal(pair); why != "" {
+		} else if why := enrolmentRefusal(enrolled.event, trust.providers); why != "" {
 			r.fail("device_enrolment_unvouched", "%s: #%d: %s", where, e.Seq, why)
 		}
 	}

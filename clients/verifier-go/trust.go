@@ -38,7 +38,7 @@ type trustRoot struct {
 	origins   map[string]bool
 	witnesses []cosigner
 	quorum    int
-	providers []map[string]interface{}
+	providers []identityProvider
 }
 
 type trustFile struct {
@@ -48,9 +48,9 @@ type trustFile struct {
 	Logs   []struct {
 		Origin string `json:"origin"`
 	} `json:"logs"`
-	Witnesses         []witnessEntry           `json:"witnesses"`
-	WitnessQuorum     *int                     `json:"witness_quorum"`
-	IdentityProviders []map[string]interface{} `json:"identity_providers"`
+	Witnesses         []witnessEntry     `json:"witnesses"`
+	WitnessQuorum     *int               `json:"witness_quorum"`
+	IdentityProviders []identityProvider `json:"identity_providers"`
 }
 
 func loadTrust(path string) (*trustRoot, error) {
@@ -89,6 +89,7 @@ func loadTrust(path string) (*trustRoot, error) {
 		}
 		t.witnesses = append(t.witnesses, c)
 	}
+	t.providers = f.IdentityProviders
 	t.quorum = len(t.witnesses)
 	if f.WitnessQuorum != nil {
 		t.quorum = *f.WitnessQuorum

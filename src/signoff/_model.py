@@ -143,6 +143,8 @@ class Decision:
     retyped: dict[str, str] | None = None
     device: dict[str, Any] | None = None
     """A WebAuthn assertion over this decision's challenge (docs/PROOF.md), when signed."""
+    idp: dict[str, Any] | None = None
+    """``{"token": …}``: the identity provider's token (CIBA) vouching for this approval."""
     suggestion: dict[str, Any] | None = None
     """For ``request_changes``: argument fields with the values the reviewer suggests."""
 

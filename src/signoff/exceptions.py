@@ -37,6 +37,9 @@
         │   ├── SurfaceNotAllowed     decision from a client system the policy does not list
         │   ├── DeviceSignatureRequired  the policy asks for the approver's passkey
         │   ├── DeviceSignatureInvalid   assertion for another decision, replayed, or unknown key
+        │   ├── EvidenceRequired      the policy asks the identity provider to vouch (evidence: idp)
+        │   ├── EvidenceInvalid       the provider's token is not its, not yet there, or declined
+        │   ├── EvidenceMismatch      the provider's token names another proposal, digest or person
         │   ├── MandateNotApplicable  the mandate does not cover this tool, agent, resource, risk
         │   └── NotLinked             a chat user no explicit link names as a signoff person
         ├── NotFound                  no such id in the caller's tenant      (404)
@@ -353,6 +356,25 @@ class DeviceSignatureInvalid(Forbidden):
     """The assertion is for another decision, replayed (counter), or from an unknown key."""
 
     code = "device_signature_invalid"
+
+
+class EvidenceRequired(Forbidden):
+    """The policy asks the identity provider to vouch for this approval (``evidence: idp``):
+    approve through it (CIBA), not with signoff's word alone."""
+
+    code = "evidence_required"
+
+
+class EvidenceInvalid(Forbidden):
+    """The identity provider's answer does not vouch: not signed by it, declined, expired."""
+
+    code = "evidence_invalid"
+
+
+class EvidenceMismatch(Forbidden):
+    """The identity provider's token names another proposal, version, digest or person."""
+
+    code = "evidence_mismatch"
 
 
 class StepUpRequired(NotAuthenticated):

@@ -6,7 +6,8 @@ import signoff.identity
 
 IDENTITY_API = {
     "DirectoryMode", "StoreRoleDirectory",
-    "Authenticator", "ClaimMapping", "Discovery", "IdentityConfig", "IssuerConfig",
+    "Authenticator", "CibaClient", "CibaPending", "ClaimMapping", "Discovery", "IdentityConfig",
+    "IssuerConfig",
     "LoginClient", "LoginResult", "OidcLogin", "ProviderMetadata", "PublicKey",
     "TrustedIssuer", "VerificationKey",
     "identity_config", "issuer_config", "load_jwks", "mint_dev_token", "parse_issuers",

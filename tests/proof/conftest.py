@@ -128,6 +128,7 @@ def refund_flow(
     policy: dict[str, Any] | None = None,
     device: dict[str, Any] | None = None,
     preview: dict[str, Any] | None = None,
+    idp: dict[str, Any] | None = None,
 ) -> None:
     """proposal.created → decision.approved → token.issued/consumed → execution.succeeded;
     with ``preview``, the proposal records its digest (``preview_digest``)."""
@@ -141,6 +142,8 @@ def refund_flow(
     decision: dict[str, Any] = {"step": "role:refund_approver", "args_digest": digest}
     if device is not None:
         decision["device"] = device
+    if idp is not None:
+        decision["idp"] = idp
     log.add("decision.approved", decision, proposal_id=pid, actor=approver)
     log.add("token.issued", {"subject": "u_42", "args_digest": digest}, proposal_id=pid)
     exe = f"exe_{pid}"

@@ -228,8 +228,9 @@ def test_the_go_verifier_checks_policies_devices_witnesses_and_key_windows(
     )
     status, output = go_verify(verifier, tmp_path, bundle_of(forged_log.events), trust)
     assert codes(output) == {"device_signature_invalid"}, output
-    # Issue 22: an enrolment no trusted provider vouched for (none, another key, another
-    # person's) or a verifier trusting no provider: device_enrolment_unvouched, as in Python.
+    # Issue 22: an enrolment no trusted provider vouched for (none, another key) or a verifier
+    # trusting no provider: device_enrolment_unvouched, as in Python; bob's enrolment of the
+    # credential is no enrolment of alice's: device_enrolment_missing.
     unvouched, untrusted, for_bob = Log(), Log(), Log()
     unvouched.add(
         "passkey.registered",
@@ -238,14 +239,16 @@ def test_the_go_verifier_checks_policies_devices_witnesses_and_key_windows(
     )
     untrusted.enrol(authenticator, idp=SoftIdp())
     for_bob.enrol(authenticator, actor="bob")
-    for case in (unvouched, untrusted, for_bob):
+    for case, code in (
+        (unvouched, "device_enrolment_unvouched"),
+        (untrusted, "device_enrolment_unvouched"),
+        (for_bob, "device_enrolment_missing"),
+    ):
         refund_flow(case, "prp_d", policy={**POLICY, "device": "required"}, device=device)
         bundle = bundle_of(case.events)
-        assert {f.code for f in verify_bundle(bundle, trust).findings} == {
-            "device_enrolment_unvouched"
-        }
+        assert {f.code for f in verify_bundle(bundle, trust).findings} == {code}
         status, output = go_verify(verifier, tmp_path, bundle, trust)
-        assert codes(output) == {"device_enrolment_unvouched"}, output
+        assert codes(output) == {code}, output
     status, output = go_verify(verifier, tmp_path, good, TrustRoot(PublicKeys(keys.public_jwks())))
     assert codes(output) == {"device_enrolment_unvouched"}, output
     # Secure Payment Confirmation: the dialog showed the preview's payee and amount, or not.
@@ -297,3 +300,80 @@ def _flip(note: str) -> str:
     raw = bytearray(base64.b64decode(blob))
     raw[-1] ^= 1
     return f"{head}\n{name} {base64.b64encode(bytes(raw)).decode()}\n{line}\n"
+
+
+def test_the_go_verifier_checks_who_vouched_for_each_approval(
+    verifier: Path, tmp_path: Path
+) -> None:
+    """Issue 22's checks reach the same codes as signoff.proof: a device approval without an
+    enrolment before it, a re-typed approval by an enrolled person (`or_retype`) or under
+    `evidence: device`, and under `evidence: idp` no token, a valid ES256 or RS256 token, a
+    foreign one and one naming another digest or person."""
+    from signoff.proof import verify_bundle as python_verify
+    from tests.proof.test_vouched_consent import IdPSigner
+
+    keys, idp, rs256 = (
+        KeySet.generate(),
+        IdPSigner(),
+        IdPSigner("https://rsa.test", algorithm="RS256"),
+    )
+    providers = tuple({"issuer": p.issuer, "jwks": p.jwks()} for p in (idp, rs256))
+    trust = TrustRoot(
+        PublicKeys(keys.public_jwks()), identity_providers=(IDP.trust_entry(), *providers)
+    )
+    device = SoftAuthenticator()
+    registered = {"credential_id": device.credential_id, "public_key": device.public_jwk()}
+
+    def same(log: Log) -> set[str]:
+        notes = signed_checkpoints(log.events, keys, [len(log.events)])
+        bundle = build_bundle(
+            tenant=TENANT, origin=ORIGIN, events=log.events, checkpoints=notes, jwks={}
+        )
+        python = {f.code for f in python_verify(bundle, trust).findings}
+        status, output = go_verify(verifier, tmp_path, bundle, trust)
+        assert codes(output) == python and status == (0 if not python else 1), (output, python)
+        return python
+
+    def flow(*, enrol: bool = False, unvouched: bool = False, **kw: Any) -> Log:
+        """With ``enrol``, the approver enrolled ``device`` first, vouched for by the shared
+        test provider (conftest ``IDP``) — or, ``unvouched``, on the log's word alone."""
+        log = Log()
+        if unvouched:
+            log.add("passkey.registered", registered, actor=kw.get("approver", "alice"))
+        elif enrol:
+            log.enrol(device, actor=kw.get("approver", "alice"))
+        refund_flow(log, "prp_v", **kw)
+        return log
+
+    signed = device.approval("prp_v", "d" * 64)
+    required = {**POLICY, "device": "required"}
+    assert same(flow(policy=required, device=signed)) == {"device_enrolment_missing"}
+    assert same(flow(enrol=True, policy=required, device=signed)) == set()
+    assert same(flow(unvouched=True, policy=required, device=signed)) == {
+        "device_enrolment_unvouched"
+    }
+    assert same(flow(enrol=True, policy={**POLICY, "device": "or_retype"})) == {"device_required"}
+    assert same(flow(policy={**POLICY, "evidence": "device"})) == {"device_required"}
+    idp_policy = {**POLICY, "evidence": "idp"}
+    assert same(flow(approver="bob", policy=idp_policy)) == {"evidence_missing"}
+    for signer in (idp, rs256):
+        assert (
+            same(flow(approver="bob", policy=idp_policy, idp=signer.token("bob", "prp_v"))) == set()
+        )
+    foreign = IdPSigner().token("bob", "prp_v")
+    assert same(flow(approver="bob", policy=idp_policy, idp=foreign)) == {"evidence_invalid"}
+    other = idp.token("bob", "prp_v", digest="e" * 64)
+    assert same(flow(approver="bob", policy=idp_policy, idp=other)) == {"evidence_mismatch"}
+    alice = idp.token("bob", "prp_v")
+    assert same(flow(approver="alice", policy=idp_policy, idp=alice)) == {"evidence_mismatch"}
+    # One entry serves approvals and enrolments: the provider's subject_claim names the person.
+    mapped = idp.token("u-7f3a", "prp_v", preferred_username="bob")
+    assert same(flow(approver="bob", policy=idp_policy, idp=mapped)) == {"evidence_mismatch"}
+    trust = dataclasses.replace(
+        trust,
+        identity_providers=tuple(
+            {**p, "subject_claim": "preferred_username"} if p["issuer"] == idp.issuer else p
+            for p in trust.identity_providers
+        ),
+    )
+    assert same(flow(approver="bob", policy=idp_policy, idp=mapped)) == set()

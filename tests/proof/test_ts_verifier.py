@@ -419,7 +419,7 @@ def test_the_ts_verifier_checks_devices_witnesses_windows_and_policies(
     refund_flow(
         for_bob, "prp_d", policy=device_policy, device=authenticator.approval("prp_d", "d" * 64)
     )
-    assert same(bundle_of(for_bob.events)) == {"device_enrolment_unvouched"}
+    assert same(bundle_of(for_bob.events)) == {"device_enrolment_missing"}
     no_idp = TrustRoot(PublicKeys(keys.public_jwks()))
     assert same(good, no_idp) == {"device_enrolment_unvouched"}
     # Secure Payment Confirmation: the dialog showed the preview's payee and amount, or not.
@@ -545,3 +545,81 @@ def test_the_ts_verifier_checks_writes_under_a_mandate(
     python = python_codes(verify_bundle(forged, trust))
     status, output = ts_verify(verifier, tmp_path, trust, bundle=forged)
     assert {"mandate_exceeded", "mandate_overspent"} <= python and codes(output) == python, output
+
+
+def test_the_ts_verifier_checks_who_vouched_for_each_approval(
+    verifier: Path, tmp_path: Path
+) -> None:
+    """Issue 22's checks reach the same codes: a device approval without an enrolment before
+    it, a re-typed approval by someone who had enrolled (`or_retype`) or under
+    `evidence: device`, bob's approval without, with a foreign, or with a mismatched identity
+    provider token under `evidence: idp`, and a valid token — every verdict as signoff's."""
+    from tests.proof.test_vouched_consent import IdPSigner
+
+    keys, idp = KeySet.generate(), IdPSigner()
+    trust = TrustRoot(
+        PublicKeys(keys.public_jwks()),
+        identity_providers=(IDP.trust_entry(), {"issuer": idp.issuer, "jwks": idp.jwks()}),
+    )
+    device = SoftAuthenticator()
+    registered = {"credential_id": device.credential_id, "public_key": device.public_jwk()}
+
+    def same(log: Log) -> set[str]:
+        notes = signed_checkpoints(log.events, keys, [len(log.events)])
+        bundle = build_bundle(
+            tenant=TENANT, origin=ORIGIN, events=log.events, checkpoints=notes, jwks={}
+        )
+        python = python_codes(verify_bundle(bundle, trust))
+        status, output = ts_verify(verifier, tmp_path, trust, bundle=bundle)
+        assert codes(output) == python and status == (0 if not python else 1), (output, python)
+        return python
+
+    def flow(*, enrol: bool = False, unvouched: bool = False, **kw: Any) -> Log:
+        """With ``enrol``, the approver enrolled ``device`` first, vouched for by the shared
+        test provider (conftest ``IDP``) — or, ``unvouched``, on the log's word alone."""
+        log = Log()
+        if unvouched:
+            log.add("passkey.registered", registered, actor=kw.get("approver", "alice"))
+        elif enrol:
+            log.enrol(device, actor=kw.get("approver", "alice"))
+        refund_flow(log, "prp_v", **kw)
+        return log
+
+    signed = device.approval("prp_v", "d" * 64)
+    assert same(flow(policy={**POLICY, "device": "required"}, device=signed)) == {
+        "device_enrolment_missing"
+    }
+    assert same(flow(enrol=True, policy={**POLICY, "device": "required"}, device=signed)) == set()
+    assert same(flow(unvouched=True, policy={**POLICY, "device": "required"}, device=signed)) == {
+        "device_enrolment_unvouched"
+    }
+    assert same(flow(enrol=True, policy={**POLICY, "device": "or_retype"})) == {"device_required"}
+    assert same(flow(policy={**POLICY, "device": "or_retype"})) == set()
+    assert same(flow(policy={**POLICY, "evidence": "device"})) == {"device_required"}
+    idp_policy = {**POLICY, "evidence": "idp"}
+    assert same(flow(approver="bob", policy=idp_policy)) == {"evidence_missing"}
+    good = idp.token("bob", "prp_v")
+    assert same(flow(approver="bob", policy=idp_policy, idp=good)) == set()
+    rs256 = IdPSigner("https://rsa.test", algorithm="RS256")
+    trust = dataclasses.replace(
+        trust,
+        identity_providers=(*trust.identity_providers,
+                            {"issuer": rs256.issuer, "jwks": rs256.jwks()}),
+    )  # fmt: skip
+    assert same(flow(approver="bob", policy=idp_policy, idp=rs256.token("bob", "prp_v"))) == set()
+    foreign = IdPSigner().token("bob", "prp_v")
+    assert same(flow(approver="bob", policy=idp_policy, idp=foreign)) == {"evidence_invalid"}
+    other = idp.token("bob", "prp_v", digest="e" * 64)
+    assert same(flow(approver="bob", policy=idp_policy, idp=other)) == {"evidence_mismatch"}
+    assert same(flow(approver="alice", policy=idp_policy, idp=good)) == {"evidence_mismatch"}
+    # One entry serves approvals and enrolments: the provider's subject_claim names the person.
+    mapped = idp.token("u-7f3a", "prp_v", preferred_username="bob")
+    assert same(flow(approver="bob", policy=idp_policy, idp=mapped)) == {"evidence_mismatch"}
+    trust = dataclasses.replace(
+        trust,
+        identity_providers=tuple(
+            {**p, "subject_claim": "preferred_username"} if p["issuer"] == idp.issuer else p
+            for p in trust.identity_providers
+        ),
+    )
+    assert same(flow(approver="bob", policy=idp_policy, idp=mapped)) == set()

@@ -128,6 +128,13 @@ def audit() -> None:
 @click.option("--proposal", default=None, help="The proposal id the proof must be for.")
 @click.option("--digest", default=None, help="The args digest (sha256 hex) it must prove.")
 @click.option("--args", "args_file", default=None, help="A JSON file of the canonical arguments.")
+@click.option(
+    "--require-evidence",
+    type=click.Choice(["idp", "device", "any"]),
+    default=None,
+    help="Fail approvals vouched for by less: idp > device > any (signoff's word alone).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the offline report as JSON.")
 def audit_verify(
     db: str | None,
     bundle: str | None,
@@ -139,6 +146,8 @@ def audit_verify(
     proposal: str | None,
     digest: str | None,
     args_file: str | None,
+    require_evidence: str | None,
+    as_json: bool,
 ) -> None:
     """Exit 0 when every tenant's chain is intact; otherwise name the first bad event.
 
@@ -160,6 +169,8 @@ def audit_verify(
             held_files=checkpoints,
             allow_uncovered=allow_uncovered,
             expect=expectation(proposal, digest, args_file),
+            require_evidence=require_evidence,
+            as_json=as_json,
         )
         return
     from signoff._paths import default_database_url

@@ -48,8 +48,14 @@ def notify(db: str | None, config_path: str, once: bool) -> None:
         raise InvalidRequest(f"{exc} — fix the notify configuration") from exc
     configure_tracing(None, os.environ)  # traced when OTEL_EXPORTER_OTLP_ENDPOINT is set
     with open_store(db or default_database_url()) as store:
+        receipts = None
+        if config.email is not None and config.email.receipts:
+            from signoff.cli._proof import _gate, cli_proof
+
+            proof = cli_proof(None, None, None, "e-mailing signed receipts signs them")
+            receipts = _gate(store, proof).signed_receipt_for
         try:
-            channels = config.channels(store=store)
+            channels = config.channels(store=store, receipts=receipts)
         except ConfigError as exc:
             raise InvalidRequest(f"{exc} — fix the notify configuration") from exc
         notifier = Notifier(

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,6 +127,14 @@ def keys_export(keys_file: str, out: str | None) -> None:
 @click.option("--public-url", envvar="SIGNOFF_PUBLIC_URL", default=None, help="As the server's.")
 @click.option("--witness", "witness_vkeys", multiple=True, help="A witness's vkey (repeatable).")
 @click.option("--witness-quorum", type=int, default=None, help="Cosignatures required [all].")
+@click.option(
+    "--idp",
+    "idps",
+    nargs=2,
+    multiple=True,
+    metavar="ISSUER JWKS_FILE",
+    help="An identity provider whose tokens vouch for approvals, and its public JWKS file.",
+)
 @click.option("--out", "out", default=None, type=click.Path(dir_okay=False))
 def keys_export_trust(
     keys_file: str,
@@ -134,9 +143,10 @@ def keys_export_trust(
     public_url: str | None,
     witness_vkeys: Sequence[str],
     witness_quorum: int | None,
+    idps: Sequence[tuple[str, str]],
     out: str | None,
 ) -> None:
-    """Write the trust file a verifier needs: public keys, log origins, witnesses."""
+    """Write the trust file a verifier needs: public keys, log origins, witnesses, providers."""
     from signoff.gate._proof import log_name_for
     from signoff.proof import origin_for
 
@@ -154,6 +164,7 @@ def keys_export_trust(
         frozenset(origin_for(name, tenant) for tenant in tenants),
         witnesses,
         len(witnesses) if witness_quorum is None else witness_quorum,
+        tuple({"issuer": issuer, "jwks": _read_json(path)} for issuer, path in idps),
     )
     _write(json.dumps(trust.to_document(), indent=2) + "\n", out)
 
@@ -227,6 +238,8 @@ def verify_offline(
     held_files: Sequence[str] = (),
     allow_uncovered: bool = False,
     expect: Expectation | None = None,
+    require_evidence: str | None = None,
+    as_json: bool = False,
 ) -> None:
     """`signoff audit verify --bundle FILE | --receipt FILE --trust FILE | --jwks FILE`."""
     if (bundle is None) == (receipt is None):
@@ -239,16 +252,27 @@ def verify_offline(
     held = [_read_text(path) for path in held_files]
     if bundle is not None:
         report = verify_bundle(
-            _read_json(bundle), trust, held=held, allow_uncovered=allow_uncovered, expect=expect
+            _read_json(bundle),
+            trust,
+            held=held,
+            allow_uncovered=allow_uncovered,
+            expect=expect,
+            require_evidence=require_evidence,
         )
-        _print(report, f"bundle {bundle}")
+        what = f"bundle {bundle}"
     else:
         assert receipt is not None
         signed, document = read_receipt_file(_read_text(receipt))
         outside = (document or {}).get("checkpoint")
         extra = [outside] if isinstance(outside, str) else []
-        report = verify_receipt(signed, trust, held=[*held, *extra], expect=expect)
-        _print(report, f"receipt {receipt}")
+        report = verify_receipt(
+            signed, trust, held=[*held, *extra], expect=expect, require_evidence=require_evidence
+        )
+        what = f"receipt {receipt}"
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+    else:
+        _print(report, what)
     if not report.ok:
         sys.exit(1)
 
@@ -288,6 +312,10 @@ def _print(report: Report, what: str) -> None:
         f"  {report.executions} executions checked, "
         f"{report.device_signatures} device signatures verified"
     )
+    vouched = Counter(a["vouched_by"] for a in report.approvals)
+    if vouched:
+        by = ", ".join(f"{n} {VOUCHED_WORDS.get(k, k)}" for k, n in sorted(vouched.items()))
+        click.echo(f"  approvals vouched for by: {by}")
     for proven in report.proven:
         _print_proven(proven)
     for note in report.notes:
@@ -305,15 +333,32 @@ def _print_proven(p: dict[str, Any]) -> None:
         f" (state {resource.get('state')})"
     )
     for a in p["approvers"]:
-        device = ", device-signed" if a.get("device") else ""
         click.echo(
             f"    approved by {a['subject']} as {a['role']} at"
-            f" {_when(a['decided_at'] // 1_000_000)}{device}"
+            f" {_when(a['decided_at'] // 1_000_000)}, vouched for by {_vouched(a)}"
         )
     click.echo(
         f"    outcome {p['outcome']}, provider reference {p['provider_reference']},"
         f" execution {p['execution_id']}, at {_when(p['completed_at'] // 1_000_000)}"
     )
+
+
+VOUCHED_WORDS = {
+    "signoff": "signoff's signature only",
+    "device": "the person's device (WebAuthn)",
+    "spc": "the person's device (Secure Payment Confirmation)",
+    "idp": "the identity provider's token",
+    "unchecked": "nothing checked (the proposal is not among the events)",
+}
+
+
+def _vouched(approver: dict[str, Any]) -> str:
+    words = VOUCHED_WORDS.get(approver.get("vouched_by", "signoff"), "signoff")
+    if "enrolment_vouched" in approver:
+        words += (
+            ", enrolment vouched" if approver["enrolment_vouched"] else (", enrolment not vouched")
+        )
+    return words
 
 
 def verify_database(store: Store, trust: TrustRoot) -> Report:

@@ -22,6 +22,7 @@ from signoff.store._base import Store
 from signoff.store._sql import SqlTransaction
 
 if TYPE_CHECKING:
+    from signoff.gate._idp_evidence import Backchannel
     from signoff.gate._proof import GateProof
     from signoff.policy import PolicyFile, PolicySource
 
@@ -55,6 +56,8 @@ class GateContext:
 
     policies: PolicySource | None = None
     """The policy file in force (docs/POLICIES.md); None: the tools' Python policies."""
+    backchannel: Backchannel | None = None
+    """signoff's CIBA client at the approvers' identity provider (``evidence: idp``)."""
 
     @property
     def policy_file(self) -> PolicyFile | None:

@@ -44,6 +44,7 @@ from signoff.gate._decision_checks import (
 from signoff.gate._decision_replay import replay
 from signoff.gate._device import DeviceApproval, check_device
 from signoff.gate._freshness import check_fresh
+from signoff.gate._idp_evidence import check_idp
 from signoff.gate._policy import (
     REQUESTER_STEP,
     acting_for,
@@ -161,6 +162,8 @@ class _Checked:
     """Who an escalation or a reassignment added, as the read found it."""
     assigned: str | None = None
     """The escalation or reassignment target the decider answered to, if not the role."""
+    idp: dict[str, Any] | None = None
+    """Under ``evidence: idp``: the identity provider's verified token (issuer, token)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -196,6 +199,7 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
         if request.decision.kind is DecisionKind.APPROVE:
             authentication = check_step_up(proposal, principal, now)
         device = check_device(tx, principal, proposal, request.decision)
+        idp = check_idp(ctx, principal, proposal, request.decision, now)
         role = proposal.required_role
         delegator = None
         if step != REQUESTER_STEP and role is not None:
@@ -213,6 +217,7 @@ def _read(ctx: GateContext, request: _Request) -> DecisionResult | _Checked | _E
             delegator=delegator,
             assignment=assignment,
             assigned=assigned,
+            idp=idp,
         )
 
 
@@ -339,6 +344,7 @@ def _record(
                     checked.authentication,
                     checked.delegator,
                     checked.assigned,
+                    checked.idp,
                 ),
             ),
             token=token,
@@ -367,6 +373,7 @@ def _decision_data(
     authentication: dict[str, Any] | None = None,
     delegator: str | None = None,
     assigned: str | None = None,
+    idp: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": approval.step,
@@ -391,6 +398,8 @@ def _decision_data(
         data["assigned_as"] = assigned  # an escalation or reassignment target, not the role
     if authentication is not None:
         data["authentication"] = authentication  # step-up: what the provider returned
+    if idp is not None:
+        data["idp"] = idp  # the provider's signed token, re-verifiable offline (docs/PROOF.md)
     return data
 
 

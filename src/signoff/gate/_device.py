@@ -26,6 +26,9 @@ ENROL_HINT = "enrol a passkey on the confirmation page (/ui/passkeys), then appr
 
 
 def device_rule(proposal: Proposal) -> str:
+    """``none``, ``required`` or ``or_retype``; ``evidence: device`` requires the device."""
+    if proposal.policy.get("evidence") == "device":
+        return "required"
     return str(proposal.policy.get("device", "none"))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -13,6 +14,7 @@ from signoff._clock import Clock, RandomSource, SystemClock, SystemRandom
 from signoff._directory import RoleDirectory, TransactionalDirectory
 from signoff._model import (
     Decision,
+    DecisionKind,
     DecisionResult,
     ExecutionResult,
     Principal,
@@ -22,7 +24,7 @@ from signoff._telemetry import span
 from signoff._tokens import TokenMinter
 from signoff.audit._chain import ChainReport, verify_chain
 from signoff.catalog._catalog import Catalog
-from signoff.exceptions import Refusal, SignerRefused
+from signoff.exceptions import EvidenceInvalid, Refusal, SignerRefused, VersionConflict
 from signoff.gate import (
     _batch,
     _checkpoints,
@@ -41,6 +43,7 @@ from signoff.gate import (
 from signoff.gate._context import GateContext, check_text
 from signoff.gate._followups import FollowupPass
 from signoff.gate._hooks import ExecutionHooks, no_hooks
+from signoff.gate._idp_evidence import Backchannel, start_idp_approval
 from signoff.gate._mandate import MandateState
 from signoff.gate._reads import GateReads
 from signoff.gate._reconcile import Reconciled
@@ -52,6 +55,7 @@ from signoff.store._sql import Assignment, CheckpointRecord, PasskeyRecord
 
 if TYPE_CHECKING:
     from signoff.gate._proof import GateProof
+    from signoff.identity._ciba import CibaPending
 
 MAX_PAGE = 500
 
@@ -85,6 +89,7 @@ class Gate(GateReads):
         surfaces: Sequence[str] = (),
         proof: GateProof | None = None,
         policy: PolicySource | PolicyFile | None = None,
+        backchannel: Backchannel | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
@@ -105,6 +110,7 @@ class Gate(GateReads):
             directory_in_store=isinstance(directory, TransactionalDirectory),
             after_write=None if proof is None else _checkpoints.after_write,
             policies=policy,
+            backchannel=backchannel,
         )
         if proof is not None:
             from signoff.gate._proof import seal_with
@@ -175,6 +181,46 @@ class Gate(GateReads):
         return _mandate.propose_mandate(
             self._ctx, principal, tool, constraints, expires_in_seconds=expires_in_seconds
         )
+
+    def start_idp_approval(
+        self, principal: Principal, proposal_id: str, *, expected_version: int
+    ) -> CibaPending:
+        """Ask ``principal``'s identity provider to have them approve this proposal on their own
+        device (CIBA); then :meth:`approve_through_idp` with the ``auth_req_id``."""
+        proposal = self.proposal(principal, proposal_id)
+        if proposal.version != expected_version:
+            raise VersionConflict(
+                "the proposal changed since you saw it",
+                proposal_id=proposal_id,
+                current_version=proposal.version,
+            )
+        return start_idp_approval(self._ctx, principal, proposal, expected_version)
+
+    def approve_through_idp(
+        self,
+        principal: Principal,
+        proposal_id: str,
+        auth_req_id: str,
+        *,
+        expected_version: int,
+        idempotency_key: str,
+    ) -> DecisionResult | None:
+        """Poll the provider once: None while the person has not answered; once they approved,
+        the approval decided with the provider's token as its evidence."""
+        if self._ctx.backchannel is None:
+            raise EvidenceInvalid("no identity provider is configured to vouch for approvals")
+        plain = Decision(DecisionKind.APPROVE, expected_version)
+        # A retry after the answer was lost: the provider's request is spent, the first stands.
+        first = _decide.repeated(
+            self._ctx, principal, proposal_id, plain, idempotency_key=idempotency_key
+        )
+        if first is not None:
+            return first
+        token = self._ctx.backchannel.poll(auth_req_id)
+        if token is None:
+            return None
+        decision = dataclasses.replace(plain, idp={"token": token})
+        return self.decide(principal, proposal_id, decision, idempotency_key=idempotency_key)
 
     def decide_mandate(
         self,

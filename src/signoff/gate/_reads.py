@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from signoff._clock import to_micros
 from signoff._model import Execution, Principal, Proposal, ProposalStatus, Receipt
@@ -17,6 +18,7 @@ from signoff.exceptions import (
     InvalidRequest,
     InvalidState,
     NotEntitled,
+    NotFound,
     SubjectMismatch,
     TokenExpired,
 )
@@ -105,6 +107,24 @@ class GateReads:
         if not execution.status.is_terminal:
             return None
         return signed_receipt(self._ctx, execution.tenant, execution.proposal_id, execution_id)
+
+    def receipt_file(self, principal: Principal, execution_id: str) -> dict[str, Any]:
+        """The signed receipt as the file a person keeps and checks offline
+        (``signoff audit verify --receipt FILE --trust FILE``); NotFound while there is none."""
+        from signoff.proof._verify_receipt import receipt_file
+
+        signed = self.signed_receipt(principal, execution_id)
+        if signed is None:
+            raise NotFound(
+                "no signed receipt for this execution yet — it is signed once the execution"
+                " finished and a checkpoint holds it (the deployment signs receipts)",
+                execution_id=execution_id,
+            )
+        return receipt_file(signed, execution_id)
+
+    def signed_receipt_for(self, tenant: str, proposal_id: str, execution_id: str) -> str | None:
+        """The signed receipt, for the deployment's own senders (the receipt e-mails)."""
+        return signed_receipt(self._ctx, tenant, proposal_id, execution_id)
 
     def confirmation_token(self, principal: Principal, proposal_id: str) -> str:
         """Hand the token again to the one principal it is bound to (e.g. an agent)."""

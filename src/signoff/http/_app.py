@@ -54,7 +54,7 @@ from signoff.http._server_protocol import DeadlineH11Protocol
 from signoff.http._settings import Settings
 from signoff.http._signing import checkpointing, gate_proof
 from signoff.http._state import AppState, DemoObjects, LifespanFactory, state_of
-from signoff.identity import Authenticator, StoreRoleDirectory
+from signoff.identity import Authenticator, CibaClient, StoreRoleDirectory
 from signoff.policy import PolicySource
 from signoff.store import Store, open_store
 
@@ -175,6 +175,7 @@ def _build_state(
                 directory=role_directory(settings, store),
                 surfaces=settings.effective_surfaces(),
                 policy=policies,
+                backchannel=backchannel(settings, closers),
             )
             if settings.policy_file is not None:
                 record_in_force(gate, policies, by="signoff serve")
@@ -190,6 +191,19 @@ def _build_state(
     return AppState(
         settings, gate, authenticator, metrics, demo, lifespans=lifespans, closers=closers
     )
+
+
+def backchannel(settings: Settings, closers: list[Callable[[], None]]) -> CibaClient | None:
+    """signoff's CIBA client at the provider approvals under ``evidence: idp`` go through."""
+    if settings.ciba_issuer is None:
+        return None
+    client = CibaClient.discover(
+        settings.ciba_issuer,
+        client_id=str(settings.ciba_client_id),
+        client_secret=str(settings.ciba_client_secret),
+    )
+    closers.append(client.close)
+    return client
 
 
 def role_directory(settings: Settings, store: Store) -> StoreRoleDirectory | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
@@ -14,6 +15,7 @@ from signoff.http._views import (
     ExecutionOutcomeView,
     ExecutionStatusView,
     ExecutionView,
+    ReceiptFileView,
     ReceiptView,
 )
 
@@ -69,6 +71,38 @@ async def read_execution(
         execution=ExecutionView.of(execution),
         receipt=None if receipt is None else ReceiptView.of(receipt),
         signed_receipt=signed,
+    )
+
+
+@router.get(
+    "/{execution_id}/receipt",
+    operation_id="downloadReceipt",
+    response_class=Response,
+    responses={
+        200: {
+            "model": ReceiptFileView,
+            "description": "The signed receipt file (`signoff audit verify --receipt FILE`)",
+        },
+        **problems(400, 401, 404),
+    },
+    summary="The signed receipt as a file to keep; check it offline with `signoff audit verify`",
+)
+async def download_receipt(execution_id: ExecutionId, caller: Caller, state: State) -> Response:
+    """404 until the execution finished and a checkpoint holds its outcome."""
+    document = await state.agate.run_sync(state.gate.receipt_file, caller, execution_id)
+    return receipt_response(document, execution_id)
+
+
+def receipt_response(document: dict[str, Any], execution_id: str) -> Response:
+    """A receipt file as a download (the API and the page)."""
+    safe = "".join(ch for ch in execution_id if ch.isalnum() or ch in "_-")[:128]
+    return Response(
+        json.dumps(document, indent=1) + "\n",
+        media_type="application/json",
+        headers={
+            "Content-Disposition": f'attachment; filename="receipt-{safe}.json"',
+            "Cache-Control": "no-store",
+        },
     )
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
+from fastapi.responses import JSONResponse
 
 from signoff._model import Principal, Proposal, ProposalStatus
 from signoff.http._deps import Caller, IdempotencyKey, ProposingCaller, State
 from signoff.http._openapi import problems
 from signoff.http._requests import (
+    ApproveRequest,
     DecisionRequest,
     ProposeRequest,
     ReassignmentRequest,
@@ -17,7 +19,13 @@ from signoff.http._requests import (
     as_decision,
 )
 from signoff.http._state import AppState
-from signoff.http._views import ConfirmationTokenView, DecisionView, ProposalList, ProposalView
+from signoff.http._views import (
+    ConfirmationTokenView,
+    DecisionView,
+    IdpPendingView,
+    ProposalList,
+    ProposalView,
+)
 
 router = APIRouter(prefix="/v1/proposals", tags=["proposals"])
 ProposalId = Annotated[str, Path(min_length=1, max_length=128)]
@@ -80,7 +88,10 @@ async def read_proposal(proposal_id: ProposalId, caller: Caller, state: State) -
     "/{proposal_id}/decision",
     operation_id="decideProposal",
     response_model=DecisionView,
-    responses=problems(400, 401, 403, 404, 409, 422),
+    responses={
+        202: {"model": IdpPendingView, "description": "Waiting for the identity provider"},
+        **problems(400, 401, 403, 404, 409, 422),
+    },
     summary="Approve or reject; a retried key answers the first decision again",
 )
 async def decide(
@@ -89,11 +100,50 @@ async def decide(
     key: IdempotencyKey,
     caller: Caller,
     state: State,
-) -> DecisionView:
-    """Never carries the confirmation token: it is bound to the requester, who picks it up."""
+) -> DecisionView | JSONResponse:
+    """Never carries the confirmation token: it is bound to the requester, who picks it up.
+
+    With ``evidence: idp`` the approval goes through the person's identity provider
+    (OpenID CIBA): the first call answers 202 ``pending`` with an ``auth_req_id``; the
+    person approves on their device what it shows (the proposal, its digest and amount);
+    the same body with that ``auth_req_id`` answers 202 again until they did, then records
+    the approval with the provider's signed token as its evidence."""
+    if isinstance(body.root, ApproveRequest) and body.root.evidence == "idp":
+        return await _through_idp(proposal_id, body.root, key, caller, state)
     decision = as_decision(body.root)
     result = await state.agate.decide(caller, proposal_id, decision, idempotency_key=key)
     return DecisionView.of(result)
+
+
+async def _through_idp(
+    proposal_id: str, body: ApproveRequest, key: str, caller: Principal, state: AppState
+) -> DecisionView | JSONResponse:
+    gate, version = state.gate, body.expected_version
+    if body.auth_req_id is None:
+        pending = await state.agate.run_sync(
+            gate.start_idp_approval, caller, proposal_id, expected_version=version
+        )
+        return _pending(proposal_id, pending.auth_req_id, pending.expires_in, pending.interval)
+    result = await state.agate.run_sync(
+        gate.approve_through_idp, caller, proposal_id, body.auth_req_id,
+        expected_version=version, idempotency_key=key,
+    )  # fmt: skip
+    if result is None:
+        return _pending(proposal_id, body.auth_req_id, None, IDP_POLL_SECONDS)
+    return DecisionView.of(result)
+
+
+IDP_POLL_SECONDS = 5
+
+
+def _pending(
+    proposal_id: str, auth_req_id: str, expires_in: int | None, interval: int
+) -> JSONResponse:
+    view = IdpPendingView(
+        status="pending", auth_req_id=auth_req_id, expires_in=expires_in, interval=interval
+    )
+    headers = {"Cache-Control": "no-store", "Location": f"/v1/proposals/{proposal_id}"}
+    return JSONResponse(view.model_dump(), status_code=202, headers=headers)
 
 
 @router.get(

@@ -75,6 +75,15 @@ class ApproveRequest(_Deciding):
     retyped: Retyped = None
     reason_code: None = Field(default=None, description="Only a rejection has one")
     suggestion: None = Field(default=None, description="Only a request for changes has one")
+    evidence: Literal["idp"] | None = Field(
+        default=None,
+        description="`idp`: approve through your identity provider (OpenID CIBA): answered "
+        "202 `pending` with an `auth_req_id`; send it back to record the approval once you "
+        "approved on your device",
+    )
+    auth_req_id: Annotated[str | None, Field(min_length=1, max_length=512)] = Field(
+        default=None, description="With `evidence: idp`: the pending request to complete"
+    )
 
 
 class RejectRequest(_Deciding):
@@ -117,6 +126,8 @@ def as_decision(body: Deciding) -> Decision:
 
 class BatchApprove(ApproveRequest):
     proposal_id: Id
+    evidence: None = Field(default=None, description="A batch is never approved through the IdP")
+    auth_req_id: None = Field(default=None, description="A batch is never approved through the IdP")
 
 
 class BatchReject(RejectRequest):

@@ -133,6 +133,13 @@ class Settings(BaseSettings):
         description="Trusted identity providers: `[[signoff.issuers]]` tables, or a JSON "
         "array of them (docs/IDENTITY.md).",
     )
+    ciba_issuer: Annotated[str | None, BeforeValidator(parse_url)] = Field(
+        None,
+        description="The identity provider approvals under `evidence: idp` go through "
+        "(OpenID CIBA, poll mode; docs/IDENTITY.md).",
+    )
+    ciba_client_id: str | None = Field(None, description="signoff's CIBA client id there.")
+    ciba_client_secret: str | None = Field(None, repr=False, description="That client's secret.")
     max_body_bytes: Annotated[int, Field(ge=1)] = Field(
         64 * 1024, description="Largest request body accepted."
     )
@@ -381,6 +388,12 @@ class Settings(BaseSettings):
                 + " — set them (docs/OPERATIONS.md, `signoff serve --help`) or use --demo"
             )
         self.identity_config()
+        ciba = (self.ciba_issuer, self.ciba_client_id, self.ciba_client_secret)
+        if any(ciba) and not all(ciba):
+            raise SettingsError(
+                "SIGNOFF_CIBA_ISSUER, SIGNOFF_CIBA_CLIENT_ID and SIGNOFF_CIBA_CLIENT_SECRET"
+                " go together — set all three, or none"
+            )
         return self
 
 

@@ -182,6 +182,23 @@ class ProposalList(View):
     proposals: list[ProposalView]
 
 
+class ReceiptFileView(View):
+    """A signed receipt as a person keeps it (docs/PROOF.md: check it offline)."""
+
+    format: Literal["signoff-receipt/1"] = Field(description="The file's format")
+    execution_id: str = Field(description="The execution it proves")
+    signed_receipt: str = Field(description="The receipt: a JWS with its inclusion proofs")
+
+
+class IdpPendingView(View):
+    """An approval waiting for the person at their identity provider (OpenID CIBA)."""
+
+    status: Literal["pending"] = Field(description="Nothing is recorded yet")
+    auth_req_id: str = Field(description="Send it back (`auth_req_id`) to complete the approval")
+    expires_in: int | None = Field(description="Seconds the provider keeps the request open")
+    interval: int = Field(description="Seconds to wait between two polls")
+
+
 class DecisionView(View):
     """A person's decision receipt (seed 003). A replay of its Idempotency-Key answers the
     same ``audit_id``, ``action_id``, ``status`` and ``version``; ``tool_status`` and

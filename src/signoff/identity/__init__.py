@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from signoff.identity._authenticator import Authenticator
+    from signoff.identity._ciba import CibaClient, CibaPending
     from signoff.identity._claims import principal_from_claims
     from signoff.identity._config import (
         ClaimMapping,
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Authenticator",
+    "CibaClient",
+    "CibaPending",
     "ClaimMapping",
     "DirectoryMode",
     "Discovery",

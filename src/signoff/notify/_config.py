@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from signoff.notify._channel import Channel
 from signoff.notify._email import AddressBook, EmailChannel, Recipients
 from signoff.notify._events import ASKING
+from signoff.notify._receipts import SignedReceipts, receipt_channel
 from signoff.notify._recipients import DirectoryRecipients
 from signoff.notify._webhook import DEFAULT_MAX_ATTEMPTS, WebhookEndpoint
 from signoff.store._base import Store
@@ -60,6 +61,9 @@ class EmailConfig(_Strict):
     """The messages' language: ``en`` or ``zh_CN`` (``zh-CN``)."""
     time_zone: str = "UTC"
     """The IANA zone the deadline is written in, with its offset."""
+    receipts: bool = False
+    """Also e-mail each finished execution's signed receipt to its approvers and requester
+    (their addresses from ``people``); needs the signing keys (``SIGNOFF_SIGNING_KEYS_FILE``)."""
 
 
 class NotifyConfig(_Strict):
@@ -72,13 +76,26 @@ class NotifyConfig(_Strict):
     email: EmailConfig | None = None
 
     def channels(
-        self, env: Mapping[str, str] | None = None, *, store: Store | None = None
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        store: Store | None = None,
+        receipts: SignedReceipts | None = None,
     ) -> list[Channel]:
-        """The configured channels; with ``store``, e-mail follows its role directory."""
+        """The configured channels; with ``store``, e-mail follows its role directory;
+        ``receipts`` signs the receipts the e-mail channel sends when ``receipts`` is on."""
         env = os.environ if env is None else env
         channels: list[Channel] = [_webhook(w, env) for w in self.webhooks]
         if self.email is not None:
-            channels.append(_email(self.email, env, store))
+            mail = _email(self.email, env, store)
+            channels.append(mail)
+            if self.email.receipts:
+                if receipts is None:
+                    raise ConfigError(
+                        f"e-mail {self.email.name}: receipts = true needs the signing keys"
+                        " (SIGNOFF_SIGNING_KEYS_FILE) to sign them"
+                    )
+                channels.append(receipt_channel(mail, receipts))
         return channels
 
 

@@ -109,6 +109,8 @@ class EmailChannel:
         self.recipients = recipients
         self.max_attempts = max_attempts
         self._filter = EventFilter(events, tenants)
+        self.tenants = None if self._filter.tenants is None else sorted(self._filter.tenants)
+        self.starttls, self.username, self.password = starttls, username, password
         self._starttls, self._login = starttls, (username, password)
         self._timeout = timeout_seconds
         self._words = localizer or Localizer()
@@ -133,6 +135,10 @@ class EmailChannel:
             # A header the mail library refuses (a line break, a bad address) is a failed
             # delivery, retried and then dead-lettered — never a row stuck in the queue.
             raise DeliveryFailed(f"the message could not be composed: {exc}") from exc
+        self.deliver(message)
+
+    def deliver(self, message: EmailMessage) -> None:
+        """Hand one message to the SMTP server, or raise :class:`DeliveryFailed`."""
         try:
             with smtplib.SMTP(self.host, self.port, timeout=self._timeout) as smtp:
                 if self._starttls:

@@ -115,6 +115,8 @@ class Notification:
     """An admin reassigned the proposal: its role no longer decides."""
     addressed: tuple[str, ...] | None = None
     """Only these targets (an escalation's or a reassignment's), not everyone who may decide."""
+    approvers: tuple[str, ...] = ()
+    """Who approved the proposal (as of sending): the people a receipt goes to."""
 
     def body(self) -> dict[str, Any]:
         """The Standard Webhooks payload shape: ``type``, ``timestamp``, ``data``."""
@@ -151,7 +153,9 @@ def notification(
         if key in recorded:
             data[key] = recorded[key]
     role, requester, requester_confirms = None, None, False
+    approvers: tuple[str, ...] = ()
     if proposal is not None:
+        approvers = tuple(a.approver for a in proposal.approvals if a.kind.value == "approve")
         requester = proposal.requester_subject
         requester_confirms = bool(proposal.policy.get("requester_confirms"))
         role = proposal.required_role
@@ -180,4 +184,5 @@ def notification(
         assigned=() if assignment is None else assignment.targets,
         role_replaced=assignment is not None and assignment.role_replaced,
         addressed=addressed,
+        approvers=approvers,
     )

@@ -13,7 +13,7 @@ from signoff.proof._checkpoint import Checkpoint, open_checkpoint, origin_for, s
 from signoff.proof._device import DeviceCheckFailed, device_challenge, verify_device_assertion
 from signoff.proof._enrolment import enrolment_nonce, enrolment_refusal, enrolment_vouched
 from signoff.proof._event_mac import EventAuthenticator
-from signoff.proof._idp_token import IdpTokenRejected, verify_idp_token
+from signoff.proof._idp import IdpTokenRejected, verify_idp_token
 from signoff.proof._jws import KeyWindow, PublicKeys
 from signoff.proof._keys import (
     KEYS_ENV,

@@ -20,7 +20,7 @@ from typing import Any
 from signoff._canonical import canonical_json
 from signoff.audit._chain import AuditEvent
 from signoff.proof._events import payload_of
-from signoff.proof._idp_token import SKEW_SECONDS, IdpTokenRejected, verify_idp_token
+from signoff.proof._idp import SKEW_SECONDS, IdpTokenRejected, verify_idp_token
 from signoff.proof._keys import b64url
 from signoff.proof._trust import TrustRoot
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.audit._chain import AuditEvent
-from signoff.proof._approvals import Enrolments, enrolments_in, passkeys_in
+from signoff.proof._approvals import Enrolments
 from signoff.proof._device import DeviceCheckFailed, verify_device_assertion
 from signoff.proof._events import payload_of
 from signoff.proof._report import Report
@@ -48,7 +48,7 @@ class _Mandate:
 
 def check_mandates(events: Sequence[AuditEvent], report: Report, *, trust: TrustRoot) -> None:
     """Add a finding for every write that a mandate in ``events`` did not allow."""
-    enrolments = Enrolments(passkeys_in(events), enrolments_in(events), trust)
+    enrolments = Enrolments.of(events, trust)
     mandates: dict[str, _Mandate] = {}
     tools: dict[str, tuple[str | None, str | None]] = {}
     held: dict[str, tuple[_Mandate, int]] = {}
@@ -108,6 +108,11 @@ def _decision(
     if not _device_ok(m, event, data, policy, report, enrolments):
         return
     m.approvers[person] = step
+    entry = {"proposal_id": m.mandate_id, "seq": event.seq, "subject": person, "role": step,
+             "decided_at": event.at, "vouched_by": "signoff"}  # fmt: skip
+    if data.get("device") is not None:  # _device_ok: it verified, from a vouched enrolment
+        entry |= {"vouched_by": "device", "enrolment_vouched": True}
+    report.approvals.append(entry)
     if m.active_at is None and _complete(m, policy):
         m.active_at = event.seq
 
@@ -140,14 +145,9 @@ def _device_ok(
     except (DeviceCheckFailed, AttributeError, TypeError, ValueError) as exc:
         report.fail("device_signature_invalid", f"{where}: {exc}")
         return False
-    pair = (str(event.actor), str(device.get("credential_id")))
-    enrolled = enrolments.keys.get(pair)
-    if enrolled is not None and enrolled != device.get("public_key"):
-        report.fail("device_key_unknown", f"{where} used a key never enrolled")
-        return False
-    refusal = enrolments.refusal(pair)
-    if refusal is not None:
-        report.fail("device_enrolment_unvouched", f"{where}: {refusal}")
+    finding = enrolments.finding(event, device)
+    if finding is not None:
+        report.fail(finding.code, f"{where}: {finding.message}")
         return False
     report.device_signatures += 1
     return True

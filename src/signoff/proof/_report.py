@@ -54,6 +54,10 @@ class Report:
     executions: int = 0
     device_signatures: int = 0
     proven: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    """Per approval: proposal, seq, subject, role, decided_at, and ``vouched_by`` — what
+    vouches for it (``signoff``, ``device``, ``spc``, ``idp``; ``unchecked`` when its
+    proposal is not among the events), with ``enrolment_vouched`` for a device."""
     signed_at: int | None = None
     """The signed time of the newest checkpoint (seconds): how fresh this proof is."""
     cosigned_by: dict[str, int] = field(default_factory=dict)
@@ -65,3 +69,21 @@ class Report:
 
     def fail(self, code: str, message: str) -> None:
         self.findings.append(Finding(code, message))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as ``signoff audit verify --json`` prints it."""
+        return {
+            "ok": self.ok,
+            "findings": [{"code": f.code, "message": f.message} for f in self.findings],
+            "notes": list(self.notes),
+            "events": self.events,
+            "checkpoints": self.checkpoints,
+            "covered": self.covered,
+            "uncovered": self.uncovered,
+            "executions": self.executions,
+            "device_signatures": self.device_signatures,
+            "signed_at": self.signed_at,
+            "cosigned_by": dict(self.cosigned_by),
+            "approvals": list(self.approvals),
+            "proven": list(self.proven),
+        }

@@ -7,12 +7,15 @@ A trust file (``signoff keys export-trust`` writes one) is JSON::
      "logs": [{"origin": "signoff.example.com/acme"}, …],
      "witnesses": [{"name": "witness.example/w1", "vkey": "witness.example/w1+…+…"}, …],
      "witness_quorum": 1,
-     "identity_providers": []}
+     "identity_providers": [{"issuer": "https://idp.example", "jwks": {"keys": […]}}, …]}
 
 ``logs`` lists the origins the deployment vouches for (empty: any origin its
 keys signed); ``witness_quorum`` is how many of the listed witnesses must
-have cosigned; ``identity_providers`` is reserved for identity providers'
-issuers and keys (vouched consent) and must be a list. A JWKS file alone is
+have cosigned; ``identity_providers`` are the issuers (and their public
+signing keys) whose tokens vouch for approvals under ``evidence: idp`` and
+for passkey enrolments (``signoff keys export-trust --idp ISSUER JWKS_FILE``;
+an entry may also pin ``audiences``, ``subject_claim``, ``tenant_claim``: see
+``_idp``). A JWKS file alone is
 a trust root of keys only: no origin pinned, no witness required.
 """
 
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from signoff.exceptions import ProofFormatError
+from signoff.proof._idp import IdentityProvider
 from signoff.proof._jws import PublicKeys
 from signoff.proof._note import Cosigner, NoteRejected, parse_vkey
 
@@ -47,6 +51,9 @@ class TrustRoot:
                 f"witness_quorum {self.witness_quorum} needs that many witnesses"
                 f" (the trust file lists {len(self.witnesses)})"
             )
+        issuers = [IdentityProvider.from_entry(p).issuer for p in self.identity_providers]
+        if len(set(issuers)) != len(issuers):
+            raise ProofFormatError("each identity provider is listed once")
         raw = [w.public_key.public_bytes_raw() for w in self.witnesses]
         if len(set(raw)) != len(raw) or len({w.name for w in self.witnesses}) != len(raw):
             raise ProofFormatError("each witness is listed once, with its own name and key")
@@ -80,7 +87,7 @@ class TrustRoot:
             frozenset(origins),
             tuple(_witness(entry, where) for entry in witnesses),
             quorum,
-            tuple(providers),
+            tuple(_provider(entry, where) for entry in providers),
         )
 
     @classmethod
@@ -103,8 +110,17 @@ class TrustRoot:
             "identity_providers": [dict(p) for p in self.identity_providers],
         }
 
+    def providers(self) -> tuple[IdentityProvider, ...]:
+        """The identity providers whose signed tokens may vouch for approvals."""
+        return tuple(IdentityProvider.from_entry(p) for p in self.identity_providers)
+
     def vouches_for(self, origin: str) -> bool:
         return not self.origins or origin in self.origins
+
+
+def _provider(entry: Any, where: str) -> Mapping[str, Any]:
+    IdentityProvider.from_entry(entry, where=where)  # refuses a malformed entry now
+    return dict(entry)
 
 
 def _witness(entry: Any, where: str) -> Cosigner:

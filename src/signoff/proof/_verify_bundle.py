@@ -18,7 +18,7 @@ from typing import Any
 
 from signoff.audit._chain import GENESIS
 from signoff.exceptions import NoTrustRoot
-from signoff.proof._approvals import check_proposals, passkeys_in
+from signoff.proof._approvals import check_proposals
 from signoff.proof._bundle import Bundle, parse_bundle
 from signoff.proof._checkpoint import Checkpoint
 from signoff.proof._events import leaf_of, recomputed_hash
@@ -27,6 +27,7 @@ from signoff.proof._mandates import check_mandates
 from signoff.proof._merkle import CompactTree, leaf_hash, verify_consistency, verify_inclusion
 from signoff.proof._receipt import proven_executions
 from signoff.proof._report import Expectation, Report
+from signoff.proof._required import annotate_proven, check_required
 from signoff.proof._trust import TrustRoot
 from signoff.proof._trust_checks import (
     check_event_time,
@@ -49,12 +50,14 @@ def verify_bundle(
     held: Sequence[str] = (),
     allow_uncovered: bool = False,
     expect: Expectation | None = None,
+    require_evidence: str | None = None,
 ) -> Report:
     """Verify a parsed bundle document against a trust root obtained elsewhere.
 
     Without one it raises :class:`NoTrustRoot`: the keys a bundle carries are never used.
     ``held`` are checkpoint notes the caller already had (from a witness, an
     earlier export, a receipt): the bundle must be consistent with each.
+    ``require_evidence`` (``idp``, ``device``, ``any``) fails approvals vouched for by less.
     """
     if trusted is None:
         raise NoTrustRoot(NO_TRUST_ROOT)
@@ -68,10 +71,12 @@ def verify_bundle(
     tree, prev = _start(bundle, checkpoints, report)
     _walk(bundle, tree, prev, checkpoints, mine, report)
     _coverage(bundle, checkpoints, trust, allow_uncovered, report)
-    check_proposals(bundle.events, report, passkeys=passkeys_in(bundle.events), trust=trust)
+    check_proposals(bundle.events, report, trust=trust)
     check_mandates(bundle.events, report, trust=trust)
     # Only what a trusted checkpoint covers is proven, --allow-uncovered or not.
     report.proven = proven_executions(bundle.events[: report.covered])
+    annotate_proven(report)
+    check_required(report, require_evidence)
     check_expected(expect, report)
     return report
 

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from signoff.exceptions import InvalidToken, NoTrustRoot, ProofFormatError
-from signoff.proof._approvals import check_proposals, passkeys_in
+from signoff.proof._approvals import check_proposals
 from signoff.proof._bundle import unb64
 from signoff.proof._checkpoint import Checkpoint, open_checkpoint
 from signoff.proof._events import event_from_dict, leaf_of, recomputed_hash
@@ -17,6 +17,7 @@ from signoff.proof._merkle import verify_inclusion
 from signoff.proof._note import NoteRejected
 from signoff.proof._receipt import RECEIPT_TYP, STATED, proven_executions, stated_claims
 from signoff.proof._report import Expectation, Report
+from signoff.proof._required import annotate_proven, check_required
 from signoff.proof._trust import TrustRoot
 from signoff.proof._trust_checks import (
     check_event_time,
@@ -31,6 +32,15 @@ NO_TRUST_ROOT = (
     "a receipt proves nothing with keys that travel with it — pass --trust FILE"
     " (`signoff keys export-trust`) or --jwks FILE, obtained from the deployment"
 )
+
+
+def receipt_file(signed_receipt: str, execution_id: str) -> dict[str, Any]:
+    """What a person keeps: the file ``signoff audit verify --receipt`` reads."""
+    return {
+        "format": RECEIPT_FILE_FORMAT,
+        "execution_id": execution_id,
+        "signed_receipt": signed_receipt,
+    }
 
 
 def read_receipt_file(text: str) -> tuple[str, dict[str, Any] | None]:
@@ -58,12 +68,14 @@ def verify_receipt(
     *,
     held: Sequence[str] = (),
     expect: Expectation | None = None,
+    require_evidence: str | None = None,
 ) -> Report:
     """Verify a signed receipt against a trust root obtained elsewhere.
 
     ``held`` are checkpoint notes the caller already holds: copies of the
     receipt's checkpoint add their cosignatures; one of the same size with
     another root is a fork; others cannot be compared without a bundle.
+    ``require_evidence`` (``idp``, ``device``, ``any``) fails approvals vouched for by less.
     """
     if keys is None:
         raise NoTrustRoot(NO_TRUST_ROOT)
@@ -95,10 +107,12 @@ def verify_receipt(
     _check_replays(events, report)
     _check_tenant(events, str(claims.get("tenant")), report)
     _check_stated(claims, events, report)
-    check_proposals(events, report, passkeys=passkeys_in(events), trust=trust)
+    check_proposals(events, report, trust=trust)
     report.events = len(events)
     report.checkpoints = 0 if checkpoint is None else 1
     report.proven = proven_executions(events)
+    annotate_proven(report)
+    check_required(report, require_evidence)
     check_expected(expect, report)
     return report
 

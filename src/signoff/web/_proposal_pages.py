@@ -84,6 +84,24 @@ def history(request: Request) -> Response:
     return ui.render("history.html", session, {"proposals": decided})
 
 
+@router.get("/executions/{execution_id}/receipt")
+def receipt_download(request: Request, execution_id: str) -> Response:
+    """The signed receipt as a file the person keeps (``signoff audit verify --receipt``)."""
+    from signoff.http._executions import receipt_response
+
+    who = signed_in(request)
+    if isinstance(who, Response):
+        return who
+    ui, session, principal = who
+    try:
+        if not 0 < len(execution_id) <= MAX_ID:
+            raise NotFound("no such execution", execution_id=execution_id[:MAX_ID])
+        document = ui.app_state.gate.receipt_file(principal, execution_id)
+    except SignoffError as exc:
+        return refusal_page(ui, session, exc)
+    return receipt_response(document, execution_id)
+
+
 @router.get("/proposals/{proposal_id}")
 def detail(request: Request, proposal_id: str) -> Response:
     """Everything a person needs to decide, and the decision forms they are entitled to."""

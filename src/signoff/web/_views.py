@@ -96,6 +96,8 @@ class Outcome:
 
     execution: Execution | None
     receipt: Receipt | None
+    signed: bool = False
+    """The deployment signs receipts: the page offers the signed one as a download."""
 
 
 def outcome(gate: Gate, principal: Principal, proposal: Proposal) -> Outcome:
@@ -105,4 +107,4 @@ def outcome(gate: Gate, principal: Principal, proposal: Proposal) -> Outcome:
     receipt = (
         gate.receipt(principal, execution.execution_id) if execution.status.is_terminal else None
     )
-    return Outcome(execution, receipt)
+    return Outcome(execution, receipt, gate.proof is not None)

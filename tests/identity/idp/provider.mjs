@@ -5,6 +5,10 @@
 //   IDP_AUDIENCE    the `aud` of JWT access tokens for any resource but the "/other" one
 //   IDP_REDIRECTS   comma-separated redirect URIs of the page client `signoff-page`
 //   IDP_TTL         access and ID token lifetime in seconds (default 300)
+// CIBA with Rich Authorization Requests: the client `signoff-ciba` starts a backchannel request
+// for a person (login_hint = account) with `signoff_proposal` authorization_details and a
+// binding_message; the person's "device" is the test-only hook below: GET /test/ciba lists
+// what each pending request shows, POST /test/ciba/<auth_req_id> (body approve|deny) answers.
 import { readFileSync } from 'node:fs';
 import Provider, { errors } from 'oidc-provider';
 
@@ -19,6 +23,7 @@ const redirects = (process.env.IDP_REDIRECTS ?? '').split(',').filter(Boolean);
 // People and the claims their tokens carry (signoff maps tenant and roles).
 const ACCOUNTS = {
   alice: { tenant: 'acme', roles: ['refund_approver'] },
+  bob: { tenant: 'acme', roles: ['refund_approver'] },
   carol: { tenant: 'acme', roles: [] },
   u_42: { tenant: 'acme', roles: [] },
   nomad: { roles: [] }, // no tenant claim at all
@@ -44,8 +49,21 @@ const machine = (id) => ({
   response_types: ['code'],
 });
 
+// What a person's authentication device was asked, by auth_req_id (test-only).
+const PENDING = new Map();
+const PROPOSAL_FIELDS = ['proposal_id', 'tenant', 'tool', 'args_digest', 'title'];
+
 const provider = new Provider(issuer, {
   clients: [
+    {
+      client_id: 'signoff-ciba',
+      client_secret: 'signoff-ciba-secret',
+      grant_types: ['urn:openid:params:grant-type:ciba'],
+      response_types: [],
+      redirect_uris: [],
+      backchannel_token_delivery_mode: 'poll',
+      authorization_details_types: ['signoff_proposal'],
+    },
     {
       client_id: 'signoff-page',
       client_secret: 'signoff-page-secret',
@@ -72,6 +90,45 @@ const provider = new Provider(issuer, {
     registration: { enabled: true },
     revocation: { enabled: true },
     rpInitiatedLogout: { enabled: true },
+    ciba: {
+      enabled: true,
+      deliveryModes: ['poll'],
+      processLoginHint: async (_ctx, hint) => (ACCOUNTS[hint] ? hint : undefined),
+      processLoginHintToken: async () => undefined,
+      verifyUserCode: async () => undefined,
+      validateRequestContext: async () => undefined,
+      // The person's device shows it beside the proposal: required, short, plain.
+      validateBindingMessage: async (_ctx, message) => {
+        if (!/^[A-Za-z0-9 .,:#_-]{1,64}$/.test(message ?? '')) {
+          throw new errors.InvalidBindingMessage('binding_message is required: 1-64 plain characters');
+        }
+      },
+      triggerAuthenticationDevice: async (ctx, request, account) => {
+        PENDING.set(request.jti, {
+          auth_req_id: request.jti,
+          account: account.accountId,
+          binding_message: ctx.oidc.params.binding_message,
+          authorization_details: JSON.parse(ctx.oidc.params.authorization_details ?? '[]'),
+        });
+      },
+    },
+    richAuthorizationRequests: {
+      enabled: true,
+      types: {
+        signoff_proposal: {
+          validate: async (_ctx, detail) => {
+            const missing = PROPOSAL_FIELDS.filter((name) => typeof detail[name] !== 'string');
+            if (missing.length || !Number.isInteger(detail.version)) {
+              throw new errors.InvalidAuthorizationDetails(`signoff_proposal needs ${missing.join(', ') || 'an integer version'}`);
+            }
+          },
+        },
+      },
+      authorizationDetailsForGrantSource: async (_ctx, source) => source.rar,
+      // What the person approved on their device is what the access token carries.
+      authorizationDetailsForAccessToken: async (_ctx, _token, source) => source.rar,
+      authorizationDetailsForIntrospection: async (_ctx, token) => token.rar,
+    },
     resourceIndicators: {
       enabled: true,
       defaultResource: async (_ctx, _client, oneOf) => oneOf ?? `${issuer}/signoff`,
@@ -94,6 +151,40 @@ provider.proxy = false;
 // The login "page": GET shows a form, POST signs in the named account and grants what was asked.
 // The form may name the authentication class (`acr`, default urn:signoff:pwd) and, to stand
 // for an earlier sign-in the provider remembers, when it happened (`ts`, Unix seconds).
+// The test's authentication device: what each pending request shows, and the person's answer.
+provider.use(async (ctx, next) => {
+  if (ctx.path === '/test/ciba' && ctx.method === 'GET') {
+    ctx.body = [...PENDING.values()];
+    return undefined;
+  }
+  const match = /^\/test\/ciba\/([^/]+)$/.exec(ctx.path);
+  if (!match || ctx.method !== 'POST') return next();
+  const pending = PENDING.get(match[1]);
+  if (!pending) {
+    ctx.status = 404;
+    ctx.body = 'no such pending request';
+    return undefined;
+  }
+  PENDING.delete(match[1]);
+  const answer = (await readBody(ctx.req)).trim();
+  if (answer !== 'approve') {
+    await provider.backchannelResult(match[1], new errors.AccessDenied('the person declined'));
+    ctx.status = 204;
+    return undefined;
+  }
+  const request = await provider.BackchannelAuthenticationRequest.find(match[1]);
+  const grant = new provider.Grant({ accountId: pending.account, clientId: request.clientId });
+  grant.addOIDCScope(request.scope);
+  grant.addResourceScope(request.resource, 'signoff');
+  await provider.backchannelResult(request, await grant.save(), {
+    acr: 'urn:signoff:mfa',
+    authTime: Math.floor(Date.now() / 1000),
+    rar: pending.authorization_details,
+  });
+  ctx.status = 204;
+  return undefined;
+});
+
 provider.use(async (ctx, next) => {
   const match = /^\/interaction\/([^/]+)$/.exec(ctx.path);
   if (!match) return next();

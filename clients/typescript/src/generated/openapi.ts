@@ -128,6 +128,12 @@ export interface paths {
         /**
          * Approve or reject; a retried key answers the first decision again
          * @description Never carries the confirmation token: it is bound to the requester, who picks it up.
+         *
+         *     With ``evidence: idp`` the approval goes through the person's identity provider
+         *     (OpenID CIBA): the first call answers 202 ``pending`` with an ``auth_req_id``; the
+         *     person approves on their device what it shows (the proposal, its digest and amount);
+         *     the same body with that ``auth_req_id`` answers 202 again until they did, then records
+         *     the approval with the provider's signed token as its evidence.
          */
         post: operations["decideProposal"];
         delete?: never;
@@ -356,6 +362,26 @@ export interface paths {
         };
         /** An execution of the caller's tenant and its receipt once terminal */
         get: operations["getExecution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{execution_id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed receipt as a file to keep; check it offline with `signoff audit verify`
+         * @description 404 until the execution finished and a checkpoint holds its outcome.
+         */
+        get: operations["downloadReceipt"];
         put?: never;
         post?: never;
         delete?: never;
@@ -644,6 +670,16 @@ export interface components {
              * @description Only a request for changes has one
              */
             suggestion?: null;
+            /**
+             * Evidence
+             * @description `idp`: approve through your identity provider (OpenID CIBA): answered 202 `pending` with an `auth_req_id`; send it back to record the approval once you approved on your device
+             */
+            evidence?: "idp" | null;
+            /**
+             * Auth Req Id
+             * @description With `evidence: idp`: the pending request to complete
+             */
+            auth_req_id?: string | null;
         };
         /** AuditEventView */
         AuditEventView: {
@@ -711,6 +747,16 @@ export interface components {
              * @description Only a request for changes has one
              */
             suggestion?: null;
+            /**
+             * Evidence
+             * @description A batch is never approved through the IdP
+             */
+            evidence?: null;
+            /**
+             * Auth Req Id
+             * @description A batch is never approved through the IdP
+             */
+            auth_req_id?: null;
             /** Proposal Id */
             proposal_id: string;
         };
@@ -1060,6 +1106,33 @@ export interface components {
              * @constant
              */
             status: "ok";
+        };
+        /**
+         * IdpPendingView
+         * @description An approval waiting for the person at their identity provider (OpenID CIBA).
+         */
+        IdpPendingView: {
+            /**
+             * Status
+             * @description Nothing is recorded yet
+             * @constant
+             */
+            status: "pending";
+            /**
+             * Auth Req Id
+             * @description Send it back (`auth_req_id`) to complete the approval
+             */
+            auth_req_id: string;
+            /**
+             * Expires In
+             * @description Seconds the provider keeps the request open
+             */
+            expires_in: number | null;
+            /**
+             * Interval
+             * @description Seconds to wait between two polls
+             */
+            interval: number;
         };
         /** InboxView */
         InboxView: {
@@ -1562,6 +1635,28 @@ export interface components {
             /** Reason */
             reason: string;
         };
+        /**
+         * ReceiptFileView
+         * @description A signed receipt as a person keeps it (docs/PROOF.md: check it offline).
+         */
+        ReceiptFileView: {
+            /**
+             * Format
+             * @description The file's format
+             * @constant
+             */
+            format: "signoff-receipt/1";
+            /**
+             * Execution Id
+             * @description The execution it proves
+             */
+            execution_id: string;
+            /**
+             * Signed Receipt
+             * @description The receipt: a JWS with its inclusion proofs
+             */
+            signed_receipt: string;
+        };
         /** ReceiptView */
         ReceiptView: {
             /** Execution Id */
@@ -1916,7 +2011,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2111,7 +2206,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2289,6 +2384,17 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionView"];
                 };
             };
+            /** @description Waiting for the identity provider */
+            202: {
+                headers: {
+                    /** @description Where to read what was created or is still running */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpPendingView"];
+                };
+            };
             /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
             400: {
                 headers: {
@@ -2309,7 +2415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2418,7 +2524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2513,7 +2619,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2613,7 +2719,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2708,7 +2814,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2890,7 +2996,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3061,7 +3167,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3174,7 +3280,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3356,7 +3462,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,6 +3604,79 @@ export interface operations {
             };
         };
     };
+    downloadReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed receipt file (`signoff audit verify --receipt FILE`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptFileView"];
+                };
+            };
+            /** @description Malformed request, schema violation, unknown field or missing Idempotency-Key. Codes: `invalid_arguments`, `invalid_request`, `malformed_request`, `refused`, `unknown_tool` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bearer token missing, invalid or expired. Codes: `invalid_chat_signature`, `not_authenticated`, `step_up_required` */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the caller's tenant. Codes: `link_code_invalid`, `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This path does not take that method; Allow lists the ones it does. Codes: `method_not_allowed` */
+            405: {
+                headers: {
+                    /** @description Every method this path takes (RFC 9110 §15.5.6) */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Store or provider unavailable and no outcome is known; ask for the status. Codes: `store_unavailable`, `unavailable`, `unknown`, `upstream_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again, with the same Idempotency-Key */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     retryExecution: {
         parameters: {
             query?: never;
@@ -3549,7 +3728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3644,7 +3823,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3748,7 +3927,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3837,7 +4016,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3918,7 +4097,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3999,7 +4178,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4079,7 +4258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4165,7 +4344,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4254,7 +4433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4348,7 +4527,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4431,7 +4610,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4505,7 +4684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
+            /** @description Wrong role, separation of duties, wrong subject, audience or approval surface. Codes: `audience_mismatch`, `device_signature_invalid`, `device_signature_required`, `evidence_invalid`, `evidence_mismatch`, `evidence_required`, `forbidden`, `invalid_token`, `mandate_not_applicable`, `not_entitled`, `not_linked`, `separation_of_duties`, `subject_mismatch`, `surface_not_allowed` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -25,6 +25,6 @@ export { eventHash } from "./events.js";
 export type { AuditEvent } from "./events.js";
 export { openCheckpoint } from "./checkpoint.js";
 export type { Checkpoint, Cosignature } from "./checkpoint.js";
-export { APPROVAL_EVIDENCE, deviceEvidence } from "./proposals.js";
+export { APPROVAL_EVIDENCE, deviceEvidence, vouchedConsent } from "./proposals.js";
 export type { ApprovalContext, ApprovalEvidenceCheck, Policy } from "./proposals.js";
 export { verifyConsistency, verifyInclusion } from "./merkle.js";

@@ -4,7 +4,7 @@
  * were complete and before it ended or expired, was a write of its tool and digest, named its
  * approvers, kept within its constraints, and left what the log gives.
  */
-import { deviceEvidence, enrolmentsIn, passkeysIn, policyOf, type Policy } from "./proposals.js";
+import { deviceEvidence, passkeysIn, policyOf, type Enrolment, type Policy } from "./proposals.js";
 import { eventData, type AuditEvent } from "./events.js";
 import type { Findings } from "./report.js";
 import type { TrustRoot } from "./trust.js";
@@ -32,7 +32,6 @@ export function checkMandates(events: readonly AuditEvent[], trust: TrustRoot, f
   const writes = new Map<string, { tool: unknown; digest: unknown }>();
   const held = new Map<string, { mandate: Mandate; amount: number }>();
   const passkeys = passkeysIn(events);
-  const enrolments = enrolmentsIn(events);
   for (const event of events) {
     const data = eventData(event);
     const kind = event.kind;
@@ -41,7 +40,7 @@ export function checkMandates(events: readonly AuditEvent[], trust: TrustRoot, f
       mandates.set(id, { id, data, policy: policyOf(data["policy"]), approvers: new Map(), activeAt: null, endedAt: null, held: 0, count: 0 });
     } else if (kind === "mandate.approved" || kind === "mandate.rejected") {
       const m = mandates.get(String(data["mandate_id"]));
-      if (m !== undefined) decision(m, event, data, trust, findings, passkeys, enrolments, counts);
+      if (m !== undefined) decision(m, event, data, trust, findings, passkeys, counts);
     } else if (kind === "mandate.revoked" || kind === "mandate.ended" || kind === "mandate.expired") {
       const m = mandates.get(String(data["mandate_id"]));
       if (m !== undefined && m.endedAt === null) m.endedAt = event.seq;
@@ -58,7 +57,7 @@ export function checkMandates(events: readonly AuditEvent[], trust: TrustRoot, f
   }
 }
 
-function decision(m: Mandate, event: AuditEvent, data: Record<string, unknown>, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, unknown>, enrolments: ReadonlyMap<string, AuditEvent>, counts: { devices: number }): void {
+function decision(m: Mandate, event: AuditEvent, data: Record<string, unknown>, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, Enrolment>, counts: { devices: number }): void {
   const where = `mandate ${m.id}`;
   const at = { seq: event.seq };
   if ((data["digest"] ?? null) !== (m.data["digest"] ?? null)) {
@@ -85,7 +84,7 @@ function decision(m: Mandate, event: AuditEvent, data: Record<string, unknown>, 
     findings.add("approval_role_mismatch", `${where}: ${person} approved as ${step}`, at);
     return;
   }
-  const evidence = { subjectId: m.id, digest: String(m.data["digest"]), policy: m.policy, approval: event, data, passkeys, enrolments, trust, findings, counts };
+  const evidence = { subjectId: m.id, digest: String(m.data["digest"]), policy: m.policy, approval: event, data, passkeys, trust, findings, counts };
   if (!deviceEvidence(evidence)) return;
   m.approvers.set(person, step);
   if (m.activeAt === null && complete(m)) m.activeAt = event.seq;

@@ -1,12 +1,13 @@
 /**
  * The per-proposal checks (docs/PROOF-FORMAT.md §8) and the stated claims of each execution.
  *
- * Each kind of approval evidence is one function of `APPROVAL_EVIDENCE` (today: the device
- * assertion of §9); a new kind — an identity provider's vouching, say — is one more function
- * that reads the approval's `data`, reports its own codes and counts what it verified.
+ * Each kind of approval evidence is one function of `APPROVAL_EVIDENCE`: the device assertion
+ * of §9 and vouched consent (the identity provider's token, the policy's device rules); a new
+ * kind is one more function that reads the approval's `data` and reports its own codes.
  */
 import { deviceRefusal, parseDevice } from "./device.js";
 import { enrolmentRefusal } from "./enrolment.js";
+import { EvidenceRejected, verifyIdpEvidence } from "./idp.js";
 import { eventData, type AuditEvent } from "./events.js";
 import { jcs } from "./jcs.js";
 import type { Findings, ProvenApprover, ProvenExecution } from "./report.js";
@@ -17,6 +18,7 @@ export interface Policy {
   approvals: number;
   requester_confirms: boolean;
   device: string | null;
+  evidence: string | null;
 }
 
 /** What an evidence check is given about one approval. */
@@ -30,10 +32,10 @@ export interface ApprovalContext {
   approval: AuditEvent;
   /** The approval's parsed `data`. */
   data: Record<string, unknown>;
-  /** (person, credential id) → the public JWK their last `passkey.registered` among the events enrolled. */
-  passkeys: ReadonlyMap<string, unknown>;
-  /** (person, credential id) → the `passkey.registered` event that enrolled it (§9.1). */
-  enrolments: ReadonlyMap<string, AuditEvent>;
+  /** (person, credential id) → their last `passkey.registered` among the events: its key, seq and event (§9.1). */
+  passkeys: ReadonlyMap<string, Enrolment>;
+  /** A proposal's tenant and tool (what an identity provider's token must name); absent for a mandate. */
+  bound?: { tenant: string; tool: string | null };
   trust: TrustRoot;
   findings: Findings;
   counts: { devices: number };
@@ -44,23 +46,21 @@ export type ApprovalEvidenceCheck = (context: ApprovalContext) => boolean;
 
 export const passkeyKey = (actor: string | null, credentialId: unknown): string => JSON.stringify([actor, String(credentialId)]);
 
-/** (person, credential id) → the public key the last `passkey.registered` of that pair enrolled. */
-export function passkeysIn(events: readonly AuditEvent[]): Map<string, unknown> {
-  const found = new Map<string, unknown>();
+export interface Enrolment {
+  publicKey: unknown;
+  seq: number;
+  /** The `passkey.registered` event: what its identity provider's evidence is checked on. */
+  event: AuditEvent;
+}
+
+/** (person, credential id) → the key, seq and event of the last `passkey.registered` of that pair. */
+export function passkeysIn(events: readonly AuditEvent[]): Map<string, Enrolment> {
+  const found = new Map<string, Enrolment>();
   for (const e of events) {
     if (e.kind === "passkey.registered" && e.actor !== null) {
       const data = eventData(e);
-      found.set(passkeyKey(e.actor, data["credential_id"]), data["public_key"]);
+      found.set(passkeyKey(e.actor, data["credential_id"]), { publicKey: data["public_key"], seq: e.seq, event: e });
     }
-  }
-  return found;
-}
-
-/** (person, credential id) → the last `passkey.registered` event of that pair. */
-export function enrolmentsIn(events: readonly AuditEvent[]): Map<string, AuditEvent> {
-  const found = new Map<string, AuditEvent>();
-  for (const e of events) {
-    if (e.kind === "passkey.registered" && e.actor !== null) found.set(passkeyKey(e.actor, eventData(e)["credential_id"]), e);
   }
   return found;
 }
@@ -81,15 +81,16 @@ export function deviceEvidence(context: ApprovalContext): boolean {
     findings.add("device_signature_invalid", `${where}: the device assertion does not verify: ${refusal}`, at);
     return false;
   }
-  const key = passkeyKey(approval.actor, device.credential_id);
-  if (context.passkeys.has(key)) {
-    if (!sameJson(context.passkeys.get(key), device.public_key)) {
-      findings.add("device_key_unknown", `${where}: ${approval.actor} enrolled the credential ${device.credential_id} with another public key`, at);
-      return false;
-    }
+  const enrolled = context.passkeys.get(passkeyKey(approval.actor, device.credential_id));
+  if (enrolled === undefined || enrolled.seq > approval.seq) {
+    findings.add("device_enrolment_missing", `${where}: ${approval.actor} enrolled the credential ${device.credential_id} nowhere before this approval in these events`, at);
+    return false;
   }
-  const registered = context.enrolments.get(key);
-  const unvouched = registered === undefined ? "the passkey's enrolment is not in this range" : enrolmentRefusal(registered, context.trust);
+  if (!sameJson(enrolled.publicKey, device.public_key)) {
+    findings.add("device_key_unknown", `${where}: ${approval.actor} enrolled the credential ${device.credential_id} with another public key`, at);
+    return false;
+  }
+  const unvouched = enrolmentRefusal(enrolled.event, context.trust);
   if (unvouched !== null) {
     findings.add("device_enrolment_unvouched", `${where}: ${unvouched}`, at);
     return false;
@@ -98,7 +99,45 @@ export function deviceEvidence(context: ApprovalContext): boolean {
   return true;
 }
 
-export const APPROVAL_EVIDENCE: readonly ApprovalEvidenceCheck[] = [deviceEvidence];
+/**
+ * Vouched consent (issue 22) on a proposal's approval: `evidence: idp` needs the identity
+ * provider's token; without a device assertion, `evidence: device` and, for a person who had
+ * enrolled a passkey, `device: or_retype` fail it (`device: required` is `deviceEvidence`'s).
+ */
+export function vouchedConsent(context: ApprovalContext): boolean {
+  const { data, policy, approval, findings, subjectId, bound } = context;
+  if (bound === undefined || approval.kind !== "decision.approved") return true;
+  const at = { seq: approval.seq, proposal_id: approval.proposal_id };
+  const where = `${subjectId}: #${approval.seq} by ${approval.actor}`;
+  let idp = false;
+  let ok = true;
+  if (data["idp"] !== undefined && data["idp"] !== null) {
+    try {
+      const facts = { proposal_id: subjectId, tenant: bound.tenant, tool: bound.tool, args_digest: context.digest };
+      verifyIdpEvidence(data["idp"], context.trust.identityProviders, String(approval.actor), facts, Math.floor(approval.at / 1_000_000));
+      idp = true;
+    } catch (error) {
+      if (!(error instanceof EvidenceRejected)) throw error;
+      findings.add(error.code, `${where}: ${error.message}`, at);
+      ok = false;
+    }
+  } else if (policy.evidence === "idp") {
+    findings.add("evidence_missing", `${where}: the policy needs the identity provider's token`, at);
+    ok = false;
+  }
+  if ((data["device"] !== undefined && data["device"] !== null) || policy.device === "required") return ok;
+  if (policy.evidence === "device" && !idp) {
+    findings.add("device_required", `${where}: the policy needs the person's device signature`, at);
+    return false;
+  }
+  if (policy.device === "or_retype" && [...context.passkeys].some(([key, e]) => JSON.parse(key)[0] === approval.actor && e.seq < approval.seq)) {
+    findings.add("device_required", `${where}: re-typed, but they had enrolled a passkey, which the policy then requires`, at);
+    return false;
+  }
+  return ok;
+}
+
+export const APPROVAL_EVIDENCE: readonly ApprovalEvidenceCheck[] = [deviceEvidence, vouchedConsent];
 
 const OUTCOMES = new Set(["execution.succeeded", "execution.failed_terminal", "execution.resolved"]);
 
@@ -120,6 +159,7 @@ export function policyOf(value: unknown): Policy {
     approvals: typeof approvals === "number" && Number.isSafeInteger(approvals) && approvals >= 1 ? approvals : 1,
     requester_confirms: p["requester_confirms"] === true,
     device: text(p["device"]),
+    evidence: text(p["evidence"]),
   };
 }
 
@@ -164,11 +204,10 @@ export function checkProposals(events: readonly AuditEvent[], trust: TrustRoot, 
     else if (e.kind === "token.consumed" || (e.kind.startsWith("execution.") && e.kind !== "execution.started")) p.executed.push(e);
   }
   const passkeys = passkeysIn(events);
-  const enrolments = enrolmentsIn(events);
   const results: ProposalResults = { proven: [], executions: 0, devices: 0 };
   const counts = { devices: 0 };
   for (const p of proposals.values()) {
-    checkOne(p, trust, findings, passkeys, enrolments, counts);
+    checkOne(p, trust, findings, passkeys, counts);
     if (p.executed.length > 0) results.executions += 1;
     const claims = statedClaims(p);
     if (claims !== null && claims.seq <= coveredUpTo) results.proven.push(claims.claims);
@@ -177,7 +216,7 @@ export function checkProposals(events: readonly AuditEvent[], trust: TrustRoot, 
   return results;
 }
 
-function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, unknown>, enrolments: ReadonlyMap<string, AuditEvent>, counts: { devices: number }): void {
+function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: ReadonlyMap<string, Enrolment>, counts: { devices: number }): void {
   const created = eventData(p.creation);
   const digest = text(created["args_digest"]);
   const policy = policyOf(created["policy"]);
@@ -223,7 +262,8 @@ function checkOne(p: Gathered, trust: TrustRoot, findings: Findings, passkeys: R
   const data = new Map(p.approvals.map((a) => [a, eventData(a)]));
   for (const approval of p.approvals) {
     for (const evidence of APPROVAL_EVIDENCE) {
-      evidence({ subjectId: p.id, digest: digest ?? "", previewDigest: text(created["preview_digest"]), policy, approval, data: data.get(approval) ?? {}, passkeys, enrolments, trust, findings, counts });
+      const bound = { tenant: p.creation.tenant, tool: text(created["tool"]) };
+      evidence({ subjectId: p.id, digest: digest ?? "", previewDigest: text(created["preview_digest"]), policy, approval, data: data.get(approval) ?? {}, passkeys, trust, findings, counts, bound });
     }
   }
 }

@@ -7,6 +7,7 @@ import { createPublicKey, type KeyObject } from "node:crypto";
 
 import { fromBase64, fromBase64url } from "./bytes.js";
 import { ProofFormatError } from "./errors.js";
+import { parseProvider, type IdentityProvider } from "./idp.js";
 import { ed25519Key, keyId, SIGNATURE_COSIGNATURE, SIGNATURE_ED25519, type NoteVerifier } from "./note.js";
 
 export type Purpose = "token" | "receipt" | "checkpoint";
@@ -39,8 +40,8 @@ export interface TrustRoot {
   logs: string[];
   witnesses: TrustedWitness[];
   witnessQuorum: number;
-  /** Reserved (issue 22): identity providers' issuers and keys. */
-  identityProviders: unknown[];
+  /** The identity providers whose signed tokens vouch for approvals (issue 22). */
+  identityProviders: IdentityProvider[];
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -102,7 +103,9 @@ async function trustFile(document: Record<string, unknown>): Promise<TrustRoot> 
   }
   const providers = document["identity_providers"] ?? [];
   if (!Array.isArray(providers)) throw new ProofFormatError("identity_providers is not a list");
-  return { keys, logs, witnesses, witnessQuorum: quorumValue, identityProviders: providers };
+  const identityProviders = providers.map(parseProvider);
+  if (new Set(identityProviders.map((p) => p.issuer)).size !== identityProviders.length) throw new ProofFormatError("each identity provider is listed once");
+  return { keys, logs, witnesses, witnessQuorum: quorumValue, identityProviders };
 }
 
 async function trustedKey(value: unknown): Promise<TrustedKey> {
