@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from signoff._clock import Clock
 from signoff._model import (
@@ -34,11 +34,16 @@ from signoff.audit._chain import AuditEvent, ChainReport
 from signoff.catalog._catalog import Catalog
 from signoff.exceptions import SignerRefused
 from signoff.gate._batch import BatchItem, BatchOutcome
+from signoff.gate._followups import FollowupPass
 from signoff.gate._gate import Gate
 from signoff.gate._mandate import MandateState
 from signoff.gate._reconcile import Reconciled
 from signoff.store._base import Store
+from signoff.store._q_followups import Assignment
 from signoff.store._sql import CheckpointRecord, PasskeyRecord
+
+if TYPE_CHECKING:
+    from signoff.identity._ciba import CibaPending
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -236,6 +241,45 @@ class AsyncGate:
     async def expire_due(self) -> int:
         return await self.run_sync(self.gate.expire_due)
 
+    async def follow_up(self, *, limit: int = 100) -> FollowupPass:
+        return await self.run_sync(self.gate.follow_up, limit=limit)
+
+    async def assignment(self, proposal: Proposal) -> Assignment:
+        return await self.run_sync(self.gate.assignment, proposal)
+
+    async def start_idp_approval(
+        self, principal: Principal, proposal_id: str, *, expected_version: int
+    ) -> CibaPending:
+        return await self.run_sync(
+            self.gate.start_idp_approval, principal, proposal_id, expected_version=expected_version
+        )
+
+    async def approve_through_idp(
+        self,
+        principal: Principal,
+        proposal_id: str,
+        auth_req_id: str,
+        *,
+        expected_version: int,
+        idempotency_key: str,
+    ) -> DecisionResult | None:
+        return await self.run_sync(
+            self.gate.approve_through_idp,
+            principal,
+            proposal_id,
+            auth_req_id,
+            expected_version=expected_version,
+            idempotency_key=idempotency_key,
+        )
+
+    async def receipt_file(self, principal: Principal, execution_id: str) -> dict[str, Any]:
+        return await self.run_sync(self.gate.receipt_file, principal, execution_id)
+
+    async def signed_receipt_for(
+        self, tenant: str, proposal_id: str, execution_id: str
+    ) -> str | None:
+        return await self.run_sync(self.gate.signed_receipt_for, tenant, proposal_id, execution_id)
+
     async def reassign(
         self, principal: Principal, proposal_id: str, *, to: Sequence[str], reason: str
     ) -> Proposal:
@@ -293,10 +337,14 @@ class AsyncGate:
         public_key: str,
         public_jwk: dict[str, Any],
         sign_count: int,
+        evidence: dict[str, Any] | None = None,
+        attestation: dict[str, Any] | None = None,
     ) -> PasskeyRecord:
         return await self.run_sync(
             self.gate.register_passkey,
             principal,
+            evidence=evidence,
+            attestation=attestation,
             credential_id=credential_id,
             public_key=public_key,
             public_jwk=public_jwk,
