@@ -6,6 +6,10 @@ a worker's share of them, forever. This subclass gives every request head
 ``read_seconds`` from the moment the server waits for it (a new connection, or the end of
 the previous response) until its last header line; past that the connection is answered
 ``408`` and closed. The body has the same deadline in the ASGI app (``_limits.BodyLimit``).
+A kept-alive connection on which no byte of a next request has arrived is closed without an
+answer (as nginx does): a client reusing it at that moment would otherwise read the
+unsolicited 408 as the answer to its request. The first byte of a next request starts that
+request's own deadline.
 
 Written here because uvicorn offers no header timeout; the rest is uvicorn's own code.
 """
@@ -28,18 +32,25 @@ class DeadlineH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_deadline: asyncio.TimerHandle | None = None
+        self._started = False
+        """Whether a byte of the request now awaited has arrived."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        first = not self._started
+        self._started = True
         super().data_received(data)
         if self._head_complete():
             self._disarm()
+        elif first:
+            self._arm()  # a next request began: its head gets the whole deadline
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self._started = False
         if not self.transport.is_closing() and not self._head_complete():
             self._arm()  # waiting for the next request's head
 
@@ -64,9 +75,14 @@ class DeadlineH11Protocol(H11Protocol):
         self._head_deadline = None
         if self.transport.is_closing() or self._head_complete():
             return
-        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and self.conn.their_state in (
-            h11.IDLE,
-            h11.SEND_BODY,
+        if (
+            self._started
+            and self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE)
+            and self.conn.their_state
+            in (
+                h11.IDLE,
+                h11.SEND_BODY,
+            )
         ):
             self.transport.write(
                 b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
