@@ -15,13 +15,17 @@ from typing import TYPE_CHECKING
 from signoff.exceptions import StoreUnavailable
 from signoff.gate._context import log
 from signoff.gate._followups import FollowupPass
+from signoff.gate._reconciler import DaemonLoop
 
 if TYPE_CHECKING:
     from signoff.gate._gate import Gate
 
 
-class FollowupLoop:
+class FollowupLoop(DaemonLoop):
     """Take due reminders, escalations and expiries until stopped (a daemon thread)."""
+
+    thread_name = "signoff-followups"
+    what = "follow-up loop"
 
     def __init__(
         self,
@@ -37,8 +41,7 @@ class FollowupLoop:
         self.interval = interval
         self.limit = limit
         self._on_pass = on_pass
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     def run_once(self) -> FollowupPass:
         done = self.gate.follow_up(limit=self.limit)
@@ -57,16 +60,3 @@ class FollowupLoop:
                 # Outlive one bad pass; nothing was claimed without its event, so nothing is lost.
                 log.exception("follow-ups: pass failed; trying again after the interval")
             stop.wait(self.interval.total_seconds())
-
-    def start(self) -> None:
-        if self._thread is not None:
-            raise RuntimeError("this follow-up loop is already running")
-        self._stop.clear()
-        self._thread = threading.Thread(target=self.run, name="signoff-followups", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float | None = 30.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None

@@ -15,7 +15,35 @@ if TYPE_CHECKING:
     from signoff.gate._gate import Gate
 
 
-class ReconcileLoop:
+class DaemonLoop:
+    """``start()`` runs ``run(stop)`` in a daemon thread until ``stop()``; the loops of
+    ``signoff serve`` (the reconciler, the follow-ups) share it."""
+
+    thread_name = "signoff-loop"
+    what = "loop"
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError(f"this {self.what} is already running")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self.run, name=self.thread_name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+
+class ReconcileLoop(DaemonLoop):
     """Reconcile stuck executions until stopped.
 
     ``ReconcileLoop(gate).start()`` runs it in a daemon thread (for example
@@ -23,6 +51,9 @@ class ReconcileLoop:
     (``signoff reconcile``). Several loops, in as many processes as you like,
     may run against one store: each execution is claimed by one of them.
     """
+
+    thread_name = "signoff-reconciler"
+    what = "reconcile loop"
 
     def __init__(
         self,
@@ -40,8 +71,7 @@ class ReconcileLoop:
         self.older_than = older_than
         self.limit = limit
         self._on_pass = on_pass
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     def run_once(self) -> list[Reconciled]:
         """One pass: claim up to ``limit`` stuck executions and settle them."""
@@ -66,16 +96,3 @@ class ReconcileLoop:
                 done = []
             if len(done) < self.limit:
                 stop.wait(self.interval.total_seconds())
-
-    def start(self) -> None:
-        if self._thread is not None:
-            raise RuntimeError("this reconcile loop is already running")
-        self._stop.clear()
-        self._thread = threading.Thread(target=self.run, name="signoff-reconciler", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float | None = 30.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
